@@ -1,0 +1,53 @@
+import { availableParallelism } from 'node:os'
+import { resolve } from 'node:path'
+
+/** Runtime settings, read from the environment (CONTRACT §1). */
+export interface Config {
+  port: number
+  host: string
+  storage: string
+  publicHost: string | undefined
+  bodyLimit: number
+  lintTimeoutMs: number
+  lintMemoryMb: number
+  workers: number
+  bootstrapKey: string | undefined
+  logLevel: string
+  /** Requests per minute per key (or per client address without a key); 0 turns limiting off. */
+  rateLimitPerMinute: number
+  /** Bytes of stored documents kept in memory for fast reads. */
+  documentCacheBytes: number
+}
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }
+
+/** Parses sizes such as `64mb`, `512kb` or a plain number of bytes. */
+export function parseSize(text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(text)
+  if (!match) throw new Error(`not a size: ${text}`)
+  return Math.floor(Number(match[1]) * UNITS[(match[2] ?? 'b').toLowerCase()])
+}
+
+function integer(name: string, value: string | undefined, fallback: number, min = 0): number {
+  if (value === undefined || value === '') return fallback
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${value}`)
+  return n
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: integer('PORT', env.PORT, 8080),
+    host: env.HOST || '127.0.0.1',
+    storage: resolve(env.REGISTRY_STORAGE || './storage'),
+    publicHost: env.REGISTRY_PUBLIC_HOST || undefined,
+    bodyLimit: parseSize(env.REGISTRY_BODY_LIMIT || '64mb'),
+    lintTimeoutMs: integer('REGISTRY_LINT_TIMEOUT_MS', env.REGISTRY_LINT_TIMEOUT_MS, 120_000, 1),
+    lintMemoryMb: integer('REGISTRY_LINT_MEMORY_MB', env.REGISTRY_LINT_MEMORY_MB, 4096, 64),
+    workers: integer('REGISTRY_WORKERS', env.REGISTRY_WORKERS, Math.max(1, Math.min(4, availableParallelism())), 1),
+    bootstrapKey: env.REGISTRY_BOOTSTRAP_KEY || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+    rateLimitPerMinute: integer('REGISTRY_RATE_LIMIT', env.REGISTRY_RATE_LIMIT, 6000),
+    documentCacheBytes: parseSize(env.REGISTRY_DOCUMENT_CACHE || '256mb'),
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The documents layer: parse, canonicalize, validate and lint. Everything here runs inside worker
+ * threads (see pool.ts); these are the shapes that cross the thread boundary.
+ */
+import type { ProblemItem, ErrorCode } from '../errors.js'
+
+export type DocumentKind = 'openapi' | 'jsonschema' | 'ruleset'
+export type DocumentFormat = 'json' | 'yaml'
+export type Severity = 'error' | 'warn' | 'info' | 'hint'
+
+export interface Finding {
+  code: string
+  message: string
+  severity: Severity
+  path: (string | number)[]
+}
+
+export type LintCounts = Record<Severity, number>
+
+/** A compiled-once ruleset as the worker receives it: its version checksum is the cache key. */
+export interface RulesetInput {
+  checksum: string
+  /** The parsed ruleset document (JSON-compatible object). */
+  document: unknown
+}
+
+/** What a worker answers instead of throwing, so the code and items survive the thread boundary. */
+export interface TaskError {
+  error: { code: ErrorCode; detail: string; errors?: ProblemItem[] }
+}
+
+/**
+ * Step 1 of every upload: turn what the client sent into bytes to store and the canonical checksum.
+ * Exactly one of `body` (raw request text) or `document` (an already-parsed `document` field) is given.
+ */
+export interface DigestTask {
+  op: 'digest'
+  /** Raw request body text. With `envelope`, it is JSON `{ "document": … }`; else the document itself. */
+  body?: string
+  envelope?: boolean
+  /** The `document` member of a parsed request body: a JSON/YAML string or an object. */
+  document?: unknown
+  /** When the canonical checksum equals this, answer `{ unchanged: true }` and do no more work. */
+  currentChecksum?: string | null
+}
+
+export type DigestResult =
+  | { unchanged: true; checksum: string }
+  | {
+      unchanged: false
+      /** `sha256:` + 64 hex of the canonical JSON. */
+      checksum: string
+      format: DocumentFormat
+      /** The bytes to store: the upload's own text (YAML text, JSON text, or JSON.stringify of an object). */
+      text: string
+      /** Canonical JSON (sorted keys, no whitespace); later steps parse this instead of the original. */
+      canonical: string
+    }
+
+/** Step 2: validate the document as its kind and, when `ruleset` is given, lint it. */
+export interface CheckTask {
+  op: 'check'
+  kind: DocumentKind
+  canonical: string
+  /** Skip validation (already known valid), only lint. */
+  skipValidation?: boolean
+  ruleset?: RulesetInput
+}
+
+export interface CheckResult {
+  /** OpenAPI only: `openapi`, `info.title`, `info.version`. */
+  summary?: { openapi: string; title: string; version: string }
+  /** Present when a ruleset was given. Sorted by path, then code. */
+  findings?: Finding[]
+}
+
+/** Lint any document with a ruleset, without validating it as OpenAPI. */
+export interface LintTask {
+  op: 'lint'
+  canonical: string
+  ruleset: RulesetInput
+}
+
+export interface LintResult {
+  findings: Finding[]
+}
+
+/** Convert stored text to the other format for a read (`?format=yaml` on a JSON upload, and back). */
+export interface ConvertTask {
+  op: 'convert'
+  text: string
+  from: DocumentFormat
+  to: DocumentFormat
+}
+
+export interface ConvertResult {
+  text: string
+}
+
+export type Task = DigestTask | CheckTask | LintTask | ConvertTask

@@ -1,0 +1,50 @@
+/** The one error type of the service: a stable code that maps to an HTTP status (CONTRACT §2). */
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_document: 422,
+  invalid_reference: 422,
+  lint_blocked: 422,
+  rate_limited: 429,
+  internal: 500,
+  lint_timeout: 503,
+  lint_resource_limit: 503,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+/** One entry of `errors[]` in a problem body. */
+export interface ProblemItem {
+  message: string
+  path?: (string | number)[]
+  code?: string
+  severity?: string
+  [extra: string]: unknown
+}
+
+export class RegistryError extends Error {
+  readonly code: ErrorCode
+  readonly status: number
+  readonly errors: ProblemItem[] | undefined
+  readonly headers: Record<string, string> | undefined
+
+  constructor(code: ErrorCode, detail: string, errors?: ProblemItem[], headers?: Record<string, string>) {
+    super(detail)
+    this.name = 'RegistryError'
+    this.code = code
+    this.status = ERROR_STATUS[code]
+    this.errors = errors
+    this.headers = headers
+  }
+}
+
+export const notFound = (what = 'resource'): RegistryError => new RegistryError('not_found', `${what} not found`)
+export const invalidRequest = (detail: string, errors?: ProblemItem[]): RegistryError =>
+  new RegistryError('invalid_request', detail, errors)
+export const invalidDocument = (detail: string, errors?: ProblemItem[]): RegistryError =>
+  new RegistryError('invalid_document', detail, errors)
