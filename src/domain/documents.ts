@@ -1,0 +1,27 @@
+/**
+ * How the domain reaches the documents layer: the worker pool, seen through the task shapes only,
+ * so tests and other runtimes can supply their own.
+ */
+import type {
+  CheckResult, CheckTask, ConvertResult, ConvertTask, DigestResult, DigestTask, DocumentKind, LintResult, LintTask,
+} from '../documents/types.js'
+import type { ResourceKind } from '../store/records.js'
+
+type Input<T> = Omit<T, 'op'>
+
+export interface DocumentProcessor {
+  digest(task: Input<DigestTask>): Promise<DigestResult>
+  check(task: Input<CheckTask>): Promise<CheckResult>
+  lint(task: Input<LintTask>): Promise<LintResult>
+  convert(task: Input<ConvertTask>): Promise<ConvertResult>
+  close(): Promise<void>
+}
+
+export const DOCUMENT_KIND: Record<ResourceKind, DocumentKind> = {
+  api: 'openapi',
+  schema: 'jsonschema',
+  ruleset: 'ruleset',
+}
+
+/** What the client sent as a document: the raw request body, or the `document` member of a parsed body. */
+export type DocumentInput = { body: string; envelope: boolean } | { document: unknown }

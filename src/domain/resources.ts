@@ -1,0 +1,124 @@
+import { RegistryError, notFound } from '../errors.js'
+import { DEFAULT_RULESET } from '../documents/ruleset.js'
+import type { RegistryIndex } from '../store/interfaces.js'
+import type {
+  BlockingSeverity, Page, ResourceKind, ResourceRecord, VersionRecord, Visibility,
+} from '../store/records.js'
+import type { DocumentInput } from './documents.js'
+import { newId, now } from './ids.js'
+import type { Actor } from './organizations.js'
+import { deriveSlug } from './slugs.js'
+import type { Uploads } from './uploads.js'
+
+export interface CreateInput {
+  name: string
+  slug?: string
+  visibility?: Visibility
+  description?: string | null
+  ruleset_id?: string
+  blocking_severity?: BlockingSeverity
+  document?: unknown
+}
+
+export interface UpdateInput {
+  name?: string
+  slug?: string
+  visibility?: Visibility
+  description?: string | null
+  logo_url?: string | null
+  ruleset_id?: string | null
+  blocking_severity?: BlockingSeverity | null
+}
+
+/** APIs, schemas and rulesets: the rules they share and the few where they differ. */
+export class Resources {
+  constructor(
+    private readonly index: RegistryIndex,
+    private readonly uploads: Uploads,
+  ) {}
+
+  /** A resource of this kind in the actor's organization; anything else is the same 404. */
+  require(actor: Pick<Actor, 'organization'>, kind: ResourceKind, id: string): ResourceRecord {
+    const resource = this.index.getResource(id)
+    if (!resource || resource.kind !== kind || resource.organization_id !== actor.organization.id) throw notFound(kind)
+    return resource
+  }
+
+  list(actor: Actor, kind: ResourceKind, page: { offset: number; limit: number }): Page<ResourceRecord> {
+    return this.index.listResources(actor.organization.id, kind, page)
+  }
+
+  async create(actor: Actor, kind: ResourceKind, input: CreateInput): Promise<{ resource: ResourceRecord; version?: VersionRecord }> {
+    const org = actor.organization.id
+    if (kind === 'api' && input.ruleset_id !== undefined) this.requireRuleset(org, input.ruleset_id)
+    const document = kind === 'ruleset' && input.document === undefined ? DEFAULT_RULESET : input.document
+    const prepared = document === undefined || kind === 'api' ? undefined : await this.uploads.prepareNew(kind, { document })
+    if (prepared) await this.uploads.storeBlob(prepared)
+
+    const at = now()
+    const record: ResourceRecord = {
+      id: newId(),
+      organization_id: org,
+      kind,
+      name: input.name,
+      slug: input.slug ?? deriveSlug(input.name, kind),
+      visibility: input.visibility ?? 'private',
+      description: input.description ?? null,
+      created_at: at,
+      updated_at: at,
+      last_number: 0,
+    }
+    if (kind === 'api') {
+      record.logo_url = null
+      record.ruleset_id = input.ruleset_id ?? null
+      record.blocking_severity = input.blocking_severity ?? null
+    }
+    if (kind === 'ruleset') record.blocking_severity = input.blocking_severity ?? 'error'
+    return this.index.createResource(record, input.slug === undefined ? 'derived' : 'explicit',
+      prepared && ((resource) => this.uploads.versionRecord(resource, 1, prepared, 'upload')))
+  }
+
+  async update(actor: Actor, kind: ResourceKind, id: string, input: UpdateInput): Promise<ResourceRecord> {
+    this.require(actor, kind, id)
+    return this.index.updateResource(id, (current) => {
+      if (kind === 'api' && input.ruleset_id) this.requireRuleset(current.organization_id, input.ruleset_id)
+      const next: ResourceRecord = { ...current, updated_at: now() }
+      if (input.name !== undefined) next.name = input.name
+      if (input.slug !== undefined) next.slug = input.slug
+      if (input.visibility !== undefined) next.visibility = input.visibility
+      if (input.description !== undefined) next.description = input.description
+      if (kind === 'api') {
+        if (input.logo_url !== undefined) next.logo_url = input.logo_url
+        if (input.ruleset_id !== undefined) next.ruleset_id = input.ruleset_id
+        if (input.blocking_severity !== undefined) next.blocking_severity = input.blocking_severity
+      } else if (kind === 'ruleset' && input.blocking_severity !== undefined) {
+        if (input.blocking_severity === null) throw new RegistryError('invalid_request', 'a ruleset default blocking_severity cannot be null')
+        next.blocking_severity = input.blocking_severity
+      }
+      return next
+    })
+  }
+
+  async remove(actor: Actor, kind: ResourceKind, id: string): Promise<void> {
+    this.require(actor, kind, id)
+    await this.index.deleteResource(id, (resource) => {
+      if (resource.kind !== 'ruleset') return
+      const users = this.index.countApisUsingRuleset(resource.id)
+      if (users > 0) {
+        throw new RegistryError('conflict', `the ruleset is attached to ${users} API${users === 1 ? '' : 's'}; detach it first`)
+      }
+    })
+  }
+
+  upload(resource: ResourceRecord, input: DocumentInput) {
+    return this.uploads.upload(resource, input)
+  }
+
+  private requireRuleset(org: string, rulesetId: string): void {
+    const ruleset = this.index.getResource(rulesetId)
+    if (!ruleset || ruleset.kind !== 'ruleset' || ruleset.organization_id !== org) {
+      throw new RegistryError('invalid_reference', `ruleset_id '${rulesetId}' names no ruleset of this organization`,
+        [{ path: ['ruleset_id'], message: 'no such ruleset in this organization' }])
+    }
+  }
+}

@@ -1,0 +1,184 @@
+import { LRUCache } from 'lru-cache'
+import { RegistryError } from '../errors.js'
+import { parseDocumentText } from '../documents/parse.js'
+import type { DocumentFormat, Finding, RulesetInput } from '../documents/types.js'
+import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
+import { DOCUMENT_KIND, type DocumentInput, type DocumentProcessor } from './documents.js'
+import { newId, now } from './ids.js'
+import { blockingFindings, countFindings } from './lint-gate.js'
+import { effectiveSeverity } from './views.js'
+
+/** A document that passed digest, validation and (for APIs with a ruleset) lint, not yet stored. */
+export interface PreparedDocument {
+  checksum: string
+  format: DocumentFormat
+  text: string
+  summary?: { openapi: string; title: string; version: string }
+  lint?: { ruleset: ResourceRecord; rulesetVersion: VersionRecord; findings: Finding[] }
+}
+
+/** The ruleset an API is linted with: the ruleset and its current version. */
+interface LintContext {
+  ruleset: ResourceRecord
+  version: VersionRecord
+}
+
+export type UploadOutcome = { version: VersionRecord; created: boolean }
+export interface DryRunOutcome {
+  checksum: string
+  unchanged: boolean
+  findings: Finding[]
+}
+
+/**
+ * The one upload path: canonical checksum first (an unchanged upload ends there), then validation and
+ * lint in the worker pool, then the blob, then one index transaction that is the commit point.
+ */
+export class Uploads {
+  /** Parsed ruleset documents by checksum: small, read on every linted upload. */
+  private readonly rulesetDocuments = new LRUCache<string, { document: unknown }>({ max: 256 })
+
+  constructor(
+    private readonly index: RegistryIndex,
+    private readonly blobs: BlobStore,
+    private readonly documents: DocumentProcessor,
+  ) {}
+
+  /** Uploads a document to an existing resource. */
+  async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload'): Promise<UploadOutcome> {
+    const current = this.index.getCurrentVersion(resource.id)
+    const digest = await this.documents.digest({ ...input, currentChecksum: current?.checksum ?? null })
+    if (digest.unchanged) return { version: current!, created: false }
+    const prepared = await this.check(resource.kind, digest, this.lintContext(resource))
+    this.refuseBlocked(resource, prepared)
+    await this.blobs.put(prepared, prepared.text)
+    return this.index.appendVersion(resource.id, (latest, latestCurrent, number) =>
+      latestCurrent?.checksum === prepared.checksum
+        ? { unchanged: latestCurrent }
+        : { version: this.versionRecord(latest, number, prepared, source) })
+  }
+
+  /** Validates and lints without storing anything (`?dry_run=true`). */
+  async dryRun(resource: ResourceRecord, input: DocumentInput): Promise<DryRunOutcome> {
+    const current = this.index.getCurrentVersion(resource.id)
+    const digest = await this.documents.digest({ ...input, currentChecksum: null })
+    if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
+    const prepared = await this.check(resource.kind, digest, this.lintContext(resource))
+    this.refuseBlocked(resource, prepared)
+    return {
+      checksum: prepared.checksum,
+      unchanged: current?.checksum === prepared.checksum,
+      findings: prepared.lint?.findings ?? [],
+    }
+  }
+
+  /** Digest and check a document for a resource that does not exist yet (create with `document`). */
+  async prepareNew(kind: ResourceKind, input: DocumentInput): Promise<PreparedDocument> {
+    const digest = await this.documents.digest({ ...input, currentChecksum: null })
+    if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
+    return this.check(kind, digest, undefined)
+  }
+
+  /** Stores a prepared document's blob; the caller's index transaction follows. */
+  async storeBlob(prepared: PreparedDocument): Promise<void> {
+    await this.blobs.put(prepared, prepared.text)
+  }
+
+  versionRecord(resource: ResourceRecord, number: number, prepared: PreparedDocument, source: VersionSource): VersionRecord {
+    const version: VersionRecord = {
+      id: newId(),
+      kind: resource.kind,
+      resource_id: resource.id,
+      organization_id: resource.organization_id,
+      number,
+      checksum: prepared.checksum,
+      source,
+      restored_from: null,
+      size: Buffer.byteLength(prepared.text, 'utf8'),
+      format: prepared.format,
+      created_at: now(),
+    }
+    if (resource.kind === 'api') {
+      version.openapi = prepared.summary?.openapi
+      version.title = prepared.summary?.title
+      version.version = prepared.summary?.version
+      version.lint = prepared.lint
+        ? {
+            ruleset_id: prepared.lint.ruleset.id,
+            ruleset_version_id: prepared.lint.rulesetVersion.id,
+            ruleset_checksum: prepared.lint.rulesetVersion.checksum,
+            counts: countFindings(prepared.lint.findings),
+          }
+        : null
+    }
+    return version
+  }
+
+  /** Lints any document with a ruleset's current version (the ruleset lint route); cached like uploads. */
+  async lintWith(ruleset: ResourceRecord, input: DocumentInput): Promise<Finding[]> {
+    const version = this.index.getCurrentVersion(ruleset.id)
+    if (!version) throw new RegistryError('invalid_reference', 'the ruleset has no current version')
+    const digest = await this.documents.digest({ ...input, currentChecksum: null })
+    if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
+    const cached = this.index.getLintResult(version.checksum, digest.checksum)
+    if (cached) return cached
+    const { findings } = await this.documents.lint({ canonical: digest.canonical, ruleset: await this.rulesetInput(version) })
+    await this.index.putLintResult(version.checksum, digest.checksum, findings)
+    return findings
+  }
+
+  private lintContext(resource: ResourceRecord): LintContext | undefined {
+    if (resource.kind !== 'api' || !resource.ruleset_id) return undefined
+    const ruleset = this.index.getResource(resource.ruleset_id)
+    const version = ruleset && this.index.getCurrentVersion(ruleset.id)
+    return ruleset && version ? { ruleset, version } : undefined
+  }
+
+  private async check(
+    kind: ResourceKind,
+    digest: { checksum: string; format: DocumentFormat; text: string; canonical: string },
+    lint: LintContext | undefined,
+  ): Promise<PreparedDocument> {
+    const documentKind = DOCUMENT_KIND[kind]
+    const knownValid = this.index.isKnownValid(documentKind, digest.checksum)
+    const cachedFindings = lint && this.index.getLintResult(lint.version.checksum, digest.checksum)
+    const needsLint = lint !== undefined && cachedFindings === undefined
+    // The summary of an OpenAPI document comes from the check, so APIs always run one (cheap when
+    // validation and lint are both skipped).
+    const result = !knownValid || needsLint || kind === 'api'
+      ? await this.documents.check({
+          kind: documentKind,
+          canonical: digest.canonical,
+          skipValidation: knownValid,
+          ruleset: needsLint ? await this.rulesetInput(lint.version) : undefined,
+        })
+      : {}
+    if (needsLint) await this.index.putLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
+    const prepared: PreparedDocument = {
+      checksum: digest.checksum, format: digest.format, text: digest.text, summary: result.summary,
+    }
+    if (lint) prepared.lint = { ruleset: lint.ruleset, rulesetVersion: lint.version, findings: cachedFindings ?? result.findings ?? [] }
+    return prepared
+  }
+
+  private refuseBlocked(api: ResourceRecord, prepared: PreparedDocument): void {
+    if (!prepared.lint) return
+    const threshold = effectiveSeverity(this.index, api)
+    const blocking = blockingFindings(prepared.lint.findings, threshold)
+    if (blocking.length === 0) return
+    const n = blocking.length
+    throw new RegistryError('lint_blocked', `${n} finding${n === 1 ? '' : 's'} at or above '${threshold}' block this publish`,
+      blocking.map((f) => ({ code: f.code, message: f.message, severity: f.severity, path: f.path })))
+  }
+
+  private async rulesetInput(version: VersionRecord): Promise<RulesetInput> {
+    let parsed = this.rulesetDocuments.get(version.checksum)
+    if (!parsed) {
+      const bytes = await this.blobs.get(version)
+      parsed = { document: parseDocumentText(bytes.toString('utf8')).document }
+      this.rulesetDocuments.set(version.checksum, parsed)
+    }
+    return { checksum: version.checksum, document: parsed.document }
+  }
+}

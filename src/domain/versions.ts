@@ -1,0 +1,84 @@
+import { LRUCache } from 'lru-cache'
+import { notFound } from '../errors.js'
+import type { DocumentFormat } from '../documents/types.js'
+import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
+import type { DocumentProcessor } from './documents.js'
+import { newId, now } from './ids.js'
+
+export interface StoredDocument {
+  version: VersionRecord
+  format: DocumentFormat
+  bytes: Buffer
+}
+
+/** Version history, restore, and reading stored documents in either format. */
+export class Versions {
+  /** Documents converted to the other format, by `checksum.format`; conversion runs in a worker. */
+  private readonly converted: LRUCache<string, Buffer>
+
+  constructor(
+    private readonly index: RegistryIndex,
+    private readonly blobs: BlobStore,
+    private readonly documents: DocumentProcessor,
+    convertedCacheBytes = 64 * 1024 * 1024,
+  ) {
+    this.converted = new LRUCache<string, Buffer>({ maxSize: convertedCacheBytes, sizeCalculation: (b) => Math.max(1, b.length) })
+  }
+
+  list(resource: ResourceRecord, page: PageRequest): Page<VersionRecord> {
+    return this.index.listVersions(resource.id, page)
+  }
+
+  current(resource: ResourceRecord): VersionRecord {
+    const version = this.index.getCurrentVersion(resource.id)
+    if (!version) throw notFound('current version')
+    return version
+  }
+
+  byId(resource: ResourceRecord, versionId: string): VersionRecord {
+    const version = this.index.getVersionById(versionId)
+    if (!version || version.resource_id !== resource.id) throw notFound('version')
+    return version
+  }
+
+  byNumber(resource: ResourceRecord, number: number): VersionRecord {
+    const version = this.index.getVersion(resource.id, number)
+    if (!version) throw notFound('version')
+    return version
+  }
+
+  /**
+   * Makes a previous version current again as a new version that reuses its blob. When the current
+   * version already has that content, nothing is written and `created` is false.
+   */
+  async restore(resource: ResourceRecord, versionId: string): Promise<{ version: VersionRecord; created: boolean }> {
+    const source = this.byId(resource, versionId)
+    return this.index.appendVersion(resource.id, (_latest, current, number) => {
+      if (current && current.checksum === source.checksum) return { unchanged: current }
+      return {
+        version: { ...source, id: newId(), number, source: 'restore', restored_from: source.id, created_at: now() },
+      }
+    })
+  }
+
+  /** The stored bytes in the version's own format, or converted to the other one. */
+  async read(version: VersionRecord, format: DocumentFormat = version.format): Promise<StoredDocument> {
+    const own = await this.blobs.get(version)
+    if (format === version.format) return { version, format, bytes: own }
+    const key = `${version.checksum}.${format}`
+    let bytes = this.converted.get(key)
+    if (!bytes) {
+      const { text } = await this.documents.convert({ text: own.toString('utf8'), from: version.format, to: format })
+      bytes = Buffer.from(text, 'utf8')
+      this.converted.set(key, bytes)
+    }
+    return { version, format, bytes }
+  }
+
+  /** Findings recorded when the version was linted ([] when it was not). */
+  findings(version: VersionRecord) {
+    if (!version.lint) return []
+    return this.index.getLintResult(version.lint.ruleset_checksum, version.checksum) ?? []
+  }
+}

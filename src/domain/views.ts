@@ -1,0 +1,75 @@
+/** The objects clients see (CONTRACT §3), built from index records. */
+import type { RegistryIndex } from '../store/interfaces.js'
+import type {
+  BlockingSeverity, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord,
+} from '../store/records.js'
+
+const PARENT_FIELD: Record<ResourceKind, string> = { api: 'api_id', schema: 'schema_id', ruleset: 'ruleset_id' }
+
+export function versionView(version: VersionRecord): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    id: version.id,
+    organization_id: version.organization_id,
+    [PARENT_FIELD[version.kind]]: version.resource_id,
+    number: version.number,
+    checksum: version.checksum,
+    source: version.source,
+    restored_from: version.restored_from,
+    size: version.size,
+    format: version.format,
+    created_at: version.created_at,
+    updated_at: version.created_at,
+  }
+  if (version.kind === 'api') {
+    view.openapi = version.openapi ?? null
+    view.title = version.title ?? null
+    view.version = version.version ?? null
+    view.lint = version.lint
+      ? { ruleset_id: version.lint.ruleset_id, ruleset_version_id: version.lint.ruleset_version_id, counts: version.lint.counts }
+      : null
+  }
+  return view
+}
+
+/** The threshold that applies to an API: its own, else its ruleset's default, else `off`. */
+export function effectiveSeverity(index: RegistryIndex, api: ResourceRecord): BlockingSeverity {
+  if (api.blocking_severity) return api.blocking_severity
+  if (!api.ruleset_id) return 'off'
+  return index.getResource(api.ruleset_id)?.blocking_severity ?? 'error'
+}
+
+export function resourceView(index: RegistryIndex, resource: ResourceRecord): Record<string, unknown> {
+  const current = index.getCurrentVersion(resource.id)
+  const view: Record<string, unknown> = {
+    id: resource.id,
+    organization_id: resource.organization_id,
+    name: resource.name,
+    slug: resource.slug,
+    visibility: resource.visibility,
+    description: resource.description,
+  }
+  if (resource.kind === 'api') {
+    view.logo_url = resource.logo_url ?? null
+    view.ruleset_id = resource.ruleset_id ?? null
+    view.blocking_severity = resource.blocking_severity ?? null
+    view.effective_blocking_severity = effectiveSeverity(index, resource)
+  } else if (resource.kind === 'ruleset') {
+    view.blocking_severity = resource.blocking_severity ?? 'error'
+  }
+  view.current = current ? versionView(current) : null
+  view.created_at = resource.created_at
+  view.updated_at = resource.updated_at
+  return view
+}
+
+export function organizationView(org: OrganizationRecord): Record<string, unknown> {
+  return { id: org.id, slug: org.slug, name: org.name, created_at: org.created_at, updated_at: org.updated_at }
+}
+
+/** A key as listed: never its secret or hash. */
+export function keyView(key: KeyRecord): Record<string, unknown> {
+  return {
+    id: key.id, organization_id: key.organization_id, name: key.name, created_at: key.created_at,
+    last_used_at: key.last_used_at, revoked_at: key.revoked_at,
+  }
+}

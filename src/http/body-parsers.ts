@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { RegistryError, invalidRequest } from '../errors.js'
+
+export const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml']
+
+/** The body of an upload route: the raw text, left for a worker to parse (documents are data). */
+export interface RawDocumentBody {
+  raw: string
+  /** JSON bodies are `{ "document": … }`; YAML bodies are the document itself. */
+  envelope: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Upload routes take their body as raw text instead of parsed JSON. */
+    rawDocument?: boolean
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+function decode(body: Buffer): string {
+  try {
+    return utf8.decode(body)
+  } catch {
+    throw invalidRequest('the request body is not valid UTF-8')
+  }
+}
+
+const isUploadRoute = (request: FastifyRequest): boolean => request.routeOptions.config?.rawDocument === true
+
+/**
+ * JSON bodies are decoded strictly (invalid UTF-8 is a 400, never replaced) and parsed with JSON.parse,
+ * which makes `__proto__` an own property, never a prototype. Upload routes keep the text for a worker.
+ */
+export function registerBodyParsers(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      const text = decode(body as Buffer)
+      if (isUploadRoute(request)) return done(null, { raw: text, envelope: true } satisfies RawDocumentBody)
+      if (text.trim() === '') return done(null, undefined)
+      try {
+        done(null, JSON.parse(text))
+      } catch (error) {
+        done(invalidRequest(`malformed JSON: ${(error as Error).message}`))
+      }
+    } catch (error) {
+      done(error as Error)
+    }
+  })
+  app.addContentTypeParser(YAML_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      if (!isUploadRoute(request)) {
+        throw new RegistryError('unsupported_media_type', 'YAML bodies are accepted only by document upload routes')
+      }
+      done(null, { raw: decode(body as Buffer), envelope: false } satisfies RawDocumentBody)
+    } catch (error) {
+      done(error as Error)
+    }
+  })
+}

@@ -1,0 +1,44 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { DocumentFormat } from '../documents/types.js'
+import type { Versions } from '../domain/versions.js'
+import type { VersionRecord } from '../store/records.js'
+import { YAML_TYPES } from './body-parsers.js'
+
+const CONTENT_TYPE: Record<DocumentFormat, string> = {
+  json: 'application/json; charset=utf-8',
+  yaml: 'application/yaml; charset=utf-8',
+}
+
+/** `?format=` wins; else an Accept header that prefers a YAML type; else JSON. */
+export function requestedFormat(request: FastifyRequest): DocumentFormat {
+  const explicit = (request.query as { format?: DocumentFormat } | undefined)?.format
+  if (explicit) return explicit
+  const accept = request.headers.accept
+  if (!accept) return 'json'
+  let best: { format: DocumentFormat; q: number } = { format: 'json', q: 0 }
+  for (const part of accept.split(',')) {
+    const [type, ...params] = part.trim().toLowerCase().split(';')
+    const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? 1)
+    const format: DocumentFormat | undefined = YAML_TYPES.includes(type) ? 'yaml' : type === 'application/json' ? 'json' : undefined
+    if (format && q > best.q) best = { format, q }
+  }
+  return best.format
+}
+
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false
+  return ifNoneMatch.split(',').some((tag) => {
+    const t = tag.trim().replace(/^W\//, '')
+    return t === '*' || t === etag || t === etag.slice(1, -1)
+  })
+}
+
+/** Sends a stored document with its checksum as ETag; a matching If-None-Match answers 304. */
+export async function sendDocument(request: FastifyRequest, reply: FastifyReply, versions: Versions, version: VersionRecord) {
+  const format = requestedFormat(request)
+  const etag = `"${version.checksum}"`
+  reply.header('etag', etag).header('vary', 'Accept').header('cache-control', 'no-cache')
+  if (matches(request.headers['if-none-match'], etag)) return reply.status(304).send()
+  const { bytes } = await versions.read(version, format)
+  return reply.type(CONTENT_TYPE[format]).send(bytes)
+}

@@ -1,0 +1,68 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { toPageRequest } from '../domain/pagination.js'
+import type { Registry } from '../domain/registry.js'
+import { resourceView, versionView } from '../domain/views.js'
+import { optionalKeys } from './auth.js'
+import { sendDocument } from './document-reply.js'
+import { KINDS } from './resource-routes.js'
+import { Data, FormatQuery, List, PageQuery, Problem, Slug } from './schemas.js'
+
+const OrgSlug = Type.String({ minLength: 1, maxLength: 64, description: "the organization's slug" })
+
+/**
+ * The public registry (CONTRACT §6): public APIs, schemas and rulesets by organization and slug, no key
+ * needed. A key of the same organization also reaches its private resources.
+ */
+export async function publicRoutes(app: FastifyInstance, options: { registry: Registry }): Promise<void> {
+  const { registry } = options
+  const pub = registry.publicRegistry
+  optionalKeys(app, registry)
+
+  for (const k of KINDS) {
+    const tags = ['Public registry']
+    const collection = `/@:org/${k.plural}`
+    const item = `${collection}/:slug`
+    const ItemParams = Type.Object({ org: OrgSlug, slug: Slug })
+    const resourceOf = (request: FastifyRequest) => {
+      const { org, slug } = request.params as { org: string; slug: string }
+      return pub.get(org, k.kind, slug, request.actor ?? undefined)
+    }
+
+    app.get(collection, {
+      schema: { tags, summary: `Public ${k.plural} of an organization`, params: Type.Object({ org: OrgSlug }), querystring: PageQuery, response: { 200: List(k.object), 400: Problem, 404: Problem } },
+    }, async (request) => {
+      const { page, limit } = request.query as { page?: number; limit?: number }
+      const { org } = request.params as { org: string }
+      const result = pub.list(org, k.kind, toPageRequest(page, limit), request.actor ?? undefined)
+      return { data: result.items.map((r) => resourceView(registry.index, r)), total: result.total }
+    })
+
+    app.get(item, {
+      schema: { tags, summary: `A public ${k.kind}`, params: ItemParams, response: { 200: Data(k.object), 404: Problem } },
+    }, async (request) => ({ data: resourceView(registry.index, resourceOf(request)) }))
+
+    app.get(`${item}/latest`, {
+      schema: { tags, summary: 'The current document, with ETag', params: ItemParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem } },
+    }, async (request, reply) => sendDocument(request, reply, registry.versions, registry.versions.current(resourceOf(request))))
+
+    app.get(`${item}/versions`, {
+      schema: { tags, summary: 'Versions, newest first', params: ItemParams, querystring: PageQuery, response: { 200: List(k.version), 400: Problem, 404: Problem } },
+    }, async (request) => {
+      const { page, limit } = request.query as { page?: number; limit?: number }
+      const result = registry.versions.list(resourceOf(request), toPageRequest(page, limit))
+      return { data: result.items.map(versionView), total: result.total }
+    })
+
+    app.get(`${item}/versions/:number`, {
+      schema: {
+        tags, summary: "One version's document, by number", querystring: FormatQuery,
+        params: Type.Object({ org: OrgSlug, slug: Slug, number: Type.Integer({ minimum: 1 }) }),
+        response: { 200: Type.Unknown(), 304: Type.Null(), 400: Problem, 404: Problem },
+      },
+    }, async (request, reply) => {
+      const version = registry.versions.byNumber(resourceOf(request), (request.params as { number: number }).number)
+      return sendDocument(request, reply, registry.versions, version)
+    })
+  }
+}

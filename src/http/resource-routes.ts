@@ -1,0 +1,203 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type, type TSchema } from 'typebox'
+import type { DocumentInput } from '../domain/documents.js'
+import { countFindings } from '../domain/lint-gate.js'
+import { toPageRequest } from '../domain/pagination.js'
+import type { Registry } from '../domain/registry.js'
+import type { CreateInput, UpdateInput } from '../domain/resources.js'
+import { resourceView, versionView } from '../domain/views.js'
+import type { ResourceKind, ResourceRecord } from '../store/records.js'
+import { actorOf } from './auth.js'
+import type { RawDocumentBody } from './body-parsers.js'
+import { sendDocument } from './document-reply.js'
+import { uploadValidatorCompiler } from './validation.js'
+import {
+  Api, BlockingSeverity, Data, Description, DocumentValue, Finding, FormatQuery, List, LogoUrl, Name, Nullable,
+  PageQuery, Problem, Ruleset, RulesetVersion, Schema, SchemaVersion, Slug, SpecVersion, Ulid, UploadBody, Visibility,
+} from './schemas.js'
+
+/** What differs between APIs, schemas and rulesets on the wire. */
+interface KindRoutes {
+  kind: ResourceKind
+  plural: string
+  param: string
+  /** Path segment of the current document: `spec` for APIs, `document` otherwise. */
+  documentPath: string
+  tag: string
+  object: TSchema
+  version: TSchema
+  create: TSchema
+  update: TSchema
+}
+
+const base = { name: Name, slug: Type.Optional(Slug), visibility: Type.Optional(Visibility) }
+const strict = { additionalProperties: false }
+
+export const KINDS: KindRoutes[] = [
+  {
+    kind: 'api', plural: 'apis', param: 'api', documentPath: 'spec', tag: 'APIs', object: Api, version: SpecVersion,
+    create: Type.Object({
+      ...base, description: Type.Optional(Description), ruleset_id: Type.Optional(Ulid),
+      blocking_severity: Type.Optional(BlockingSeverity),
+    }, strict),
+    update: Type.Object({
+      name: Type.Optional(Name), slug: Type.Optional(Slug), visibility: Type.Optional(Visibility),
+      description: Type.Optional(Nullable(Description)), logo_url: Type.Optional(Nullable(LogoUrl)),
+      ruleset_id: Type.Optional(Nullable(Ulid)), blocking_severity: Type.Optional(Nullable(BlockingSeverity)),
+    }, strict),
+  },
+  {
+    kind: 'schema', plural: 'schemas', param: 'schema', documentPath: 'document', tag: 'Schemas', object: Schema,
+    version: SchemaVersion,
+    create: Type.Object({ ...base, description: Type.Optional(Description), document: Type.Optional(DocumentValue) }, strict),
+    update: Type.Object({
+      name: Type.Optional(Name), slug: Type.Optional(Slug), visibility: Type.Optional(Visibility),
+      description: Type.Optional(Nullable(Description)),
+    }, strict),
+  },
+  {
+    kind: 'ruleset', plural: 'rulesets', param: 'ruleset', documentPath: 'document', tag: 'Rulesets', object: Ruleset,
+    version: RulesetVersion,
+    create: Type.Object({
+      ...base, description: Type.Optional(Description), blocking_severity: Type.Optional(BlockingSeverity),
+      document: Type.Optional(DocumentValue),
+    }, strict),
+    update: Type.Object({
+      name: Type.Optional(Name), slug: Type.Optional(Slug), visibility: Type.Optional(Visibility),
+      description: Type.Optional(Nullable(Description)), blocking_severity: Type.Optional(BlockingSeverity),
+    }, strict),
+  },
+]
+
+const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+const security = [{ bearer: [] }]
+
+
+export function documentInput(body: unknown): DocumentInput {
+  const raw = body as RawDocumentBody | undefined
+  if (!raw || typeof raw.raw !== 'string') return { body: '', envelope: true }
+  return { body: raw.raw, envelope: raw.envelope }
+}
+
+/** The routes every registry resource kind has under `/v1`. */
+export function registerResourceRoutes(app: FastifyInstance, registry: Registry, k: KindRoutes): void {
+  const { kind } = k
+  const collection = `/v1/${k.plural}`
+  const item = `${collection}/:${k.param}`
+  const Params = Type.Object({ [k.param]: Ulid })
+  const VersionParams = Type.Object({ [k.param]: Ulid, version: Ulid })
+  const tags = [k.tag]
+  const resourceOf = (request: FastifyRequest): ResourceRecord =>
+    registry.resources.require(actorOf(request), kind, (request.params as Record<string, string>)[k.param])
+
+  app.get(collection, {
+    schema: { tags, security, summary: `List ${k.plural}`, querystring: PageQuery, response: { 200: List(k.object), ...errors(400, 401) } },
+  }, async (request) => {
+    const { page, limit } = request.query as { page?: number; limit?: number }
+    const result = registry.resources.list(actorOf(request), kind, toPageRequest(page, limit))
+    return { data: result.items.map((r) => resourceView(registry.index, r)), total: result.total }
+  })
+
+  app.post(collection, {
+    schema: { tags, security, summary: `Create ${kind === 'api' ? 'an API' : `a ${kind}`}`, body: k.create, response: { 201: Data(k.object), ...errors(400, 401, 409, 422) } },
+  }, async (request, reply) => {
+    const { resource } = await registry.resources.create(actorOf(request), kind, request.body as CreateInput)
+    return reply.status(201).send({ data: resourceView(registry.index, resource) })
+  })
+
+  app.get(item, {
+    schema: { tags, security, summary: `Get ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, response: { 200: Data(k.object), ...errors(400, 401, 404) } },
+  }, async (request) => ({ data: resourceView(registry.index, resourceOf(request)) }))
+
+  app.patch(item, {
+    schema: { tags, security, summary: `Update ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, body: k.update, response: { 200: Data(k.object), ...errors(400, 401, 404, 409, 422) } },
+  }, async (request) => {
+    const resource = resourceOf(request)
+    const updated = await registry.resources.update(actorOf(request), kind, resource.id, request.body as UpdateInput)
+    return { data: resourceView(registry.index, updated) }
+  })
+
+  app.delete(item, {
+    schema: { tags, security, summary: `Delete ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, response: { 204: Type.Null(), ...errors(400, 401, 404, 409) } },
+  }, async (request, reply) => {
+    await registry.resources.remove(actorOf(request), kind, resourceOf(request).id)
+    return reply.status(204).send()
+  })
+
+  app.post(`${item}/${k.documentPath}`, {
+    config: { rawDocument: true },
+    validatorCompiler: uploadValidatorCompiler,
+    schema: {
+      tags, security, summary: `Upload a document: a new version unless the checksum is unchanged`, params: Params,
+      querystring: kind === 'api' ? Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'validate and lint only' })) }) : undefined,
+      body: UploadBody,
+      response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404, 413, 415, 422, 503) },
+    },
+  }, async (request, reply) => {
+    const resource = resourceOf(request)
+    const input = documentInput(request.body)
+    if ((request.query as { dry_run?: boolean } | undefined)?.dry_run) {
+      return { data: await registry.uploads.dryRun(resource, input) }
+    }
+    const { version, created } = await registry.uploads.upload(resource, input)
+    return reply.status(created ? 201 : 200).send({ data: versionView(version) })
+  })
+
+  app.get(`${item}/${k.documentPath}`, {
+    schema: { tags, security, summary: 'The current document (JSON, or YAML on request), with ETag', params: Params, querystring: FormatQuery, response: { 200: Type.Unknown({ description: 'the document' }), 304: Type.Null(), ...errors(400, 401, 404) } },
+  }, async (request, reply) => {
+    const resource = resourceOf(request)
+    return sendDocument(request, reply, registry.versions, registry.versions.current(resource))
+  })
+
+  app.get(`${item}/versions`, {
+    schema: { tags, security, summary: 'Versions, newest first', params: Params, querystring: PageQuery, response: { 200: List(k.version), ...errors(400, 401, 404) } },
+  }, async (request) => {
+    const { page, limit } = request.query as { page?: number; limit?: number }
+    const result = registry.versions.list(resourceOf(request), toPageRequest(page, limit))
+    return { data: result.items.map(versionView), total: result.total }
+  })
+
+  app.get(`${item}/versions/:version`, {
+    schema: { tags, security, summary: 'One version', params: VersionParams, response: { 200: Data(k.version), ...errors(400, 401, 404) } },
+  }, async (request) => ({
+    data: versionView(registry.versions.byId(resourceOf(request), (request.params as { version: string }).version)),
+  }))
+
+  app.get(`${item}/versions/:version/document`, {
+    schema: { tags, security, summary: "A version's document", params: VersionParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), ...errors(400, 401, 404) } },
+  }, async (request, reply) => {
+    const version = registry.versions.byId(resourceOf(request), (request.params as { version: string }).version)
+    return sendDocument(request, reply, registry.versions, version)
+  })
+
+  app.post(`${item}/versions/:version/restore`, {
+    schema: { tags, security, summary: 'Make a previous version current again (source restore)', params: VersionParams, response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404) } },
+  }, async (request, reply) => {
+    const { version, created } = await registry.versions.restore(resourceOf(request), (request.params as { version: string }).version)
+    return reply.status(created ? 201 : 200).send({ data: versionView(version) })
+  })
+
+  if (kind === 'api') {
+    app.get(`${item}/versions/:version/findings`, {
+      schema: { tags, security, summary: "A version's lint findings", params: VersionParams, response: { 200: Data(Type.Array(Finding)), ...errors(400, 401, 404) } },
+    }, async (request) => {
+      const version = registry.versions.byId(resourceOf(request), (request.params as { version: string }).version)
+      return { data: registry.versions.findings(version) }
+    })
+  }
+
+  if (kind === 'ruleset') {
+    app.post(`${item}/lint`, {
+      config: { rawDocument: true },
+      validatorCompiler: uploadValidatorCompiler,
+      schema: {
+        tags, security, summary: "Lint any document with the ruleset's current version", params: Params, body: UploadBody,
+        response: { 200: Data(Type.Object({ findings: Type.Array(Finding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 404, 422, 503) },
+      },
+    }, async (request) => {
+      const findings = await registry.uploads.lintWith(resourceOf(request), documentInput(request.body))
+      return { data: { findings, counts: countFindings(findings) } }
+    })
+  }
+}

@@ -1,0 +1,110 @@
+/** TypeBox schemas shared by the routes; they validate requests and describe the service in /openapi.json. */
+import { Type, type TSchema } from 'typebox'
+import { ULID_PATTERN } from '../domain/ids.js'
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/pagination.js'
+import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../domain/slugs.js'
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+export const Ulid = Type.String({ pattern: ULID_PATTERN, description: 'ULID: 26 Crockford base32 characters' })
+export const Slug = Type.String({ pattern: SLUG_PATTERN, maxLength: SLUG_MAX_LENGTH })
+export const Visibility = Type.Enum(['private', 'public'])
+export const BlockingSeverity = Type.Enum(['off', 'error', 'warn', 'info'])
+export const Name = Type.String({ minLength: 1, maxLength: 200 })
+export const Description = Type.String({ maxLength: 10_000 })
+export const LogoUrl = Type.String({ maxLength: 2048 })
+
+export const PageQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1, description: '1-based page' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })),
+})
+
+export const FormatQuery = Type.Object({
+  format: Type.Optional(Type.Enum(['json', 'yaml'], { description: 'JSON by default; YAML also with Accept: application/yaml' })),
+})
+
+export const DocumentValue = Type.Unknown({
+  description: 'The document: a JSON object, or a string holding JSON or YAML',
+})
+
+export const DocumentEnvelope = Type.Object({ document: DocumentValue }, { additionalProperties: false })
+
+/** Upload bodies: a `{ document }` envelope as JSON, or the raw document as YAML. */
+export const UploadBody = {
+  content: {
+    'application/json': { schema: DocumentEnvelope },
+    'application/yaml': { schema: Type.String({ description: 'the raw document' }) },
+  },
+}
+
+const Counts = Type.Object({ error: Type.Integer(), warn: Type.Integer(), info: Type.Integer(), hint: Type.Integer() })
+
+export const Finding = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  severity: Type.Enum(['error', 'warn', 'info', 'hint']),
+  path: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+})
+
+const versionFields = {
+  id: Ulid,
+  organization_id: Ulid,
+  number: Type.Integer({ minimum: 1 }),
+  checksum: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
+  source: Type.Enum(['upload', 'github', 'gitlab', 'restore']),
+  restored_from: Nullable(Ulid),
+  size: Type.Integer({ description: 'bytes of the stored document' }),
+  format: Type.Enum(['json', 'yaml']),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+}
+
+export const SpecVersion = Type.Object({
+  ...versionFields,
+  api_id: Ulid,
+  openapi: Nullable(Type.String()),
+  title: Nullable(Type.String()),
+  version: Nullable(Type.String()),
+  lint: Nullable(Type.Object({ ruleset_id: Ulid, ruleset_version_id: Ulid, counts: Counts })),
+})
+export const SchemaVersion = Type.Object({ ...versionFields, schema_id: Ulid })
+export const RulesetVersion = Type.Object({ ...versionFields, ruleset_id: Ulid })
+
+const resourceFields = {
+  id: Ulid,
+  organization_id: Ulid,
+  name: Type.String(),
+  slug: Slug,
+  visibility: Visibility,
+  description: Nullable(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+}
+
+export const Api = Type.Object({
+  ...resourceFields,
+  logo_url: Nullable(Type.String()),
+  ruleset_id: Nullable(Ulid),
+  blocking_severity: Nullable(BlockingSeverity),
+  effective_blocking_severity: BlockingSeverity,
+  current: Nullable(SpecVersion),
+})
+export const Schema = Type.Object({ ...resourceFields, current: Nullable(SchemaVersion) })
+export const Ruleset = Type.Object({ ...resourceFields, blocking_severity: BlockingSeverity, current: Nullable(RulesetVersion) })
+
+export const Data = <T extends TSchema>(schema: T) => Type.Object({ data: schema })
+export const List = <T extends TSchema>(schema: T) => Type.Object({ data: Type.Array(schema), total: Type.Integer() })
+
+export const Problem = Type.Object({
+  type: Type.String(),
+  title: Type.String(),
+  status: Type.Integer(),
+  code: Type.String(),
+  detail: Type.String(),
+  errors: Type.Optional(Type.Array(Type.Object({
+    message: Type.String(),
+    path: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Integer()]))),
+    code: Type.Optional(Type.String()),
+    severity: Type.Optional(Type.String()),
+  }))),
+}, { description: 'application/problem+json (RFC 9457)' })

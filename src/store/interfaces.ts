@@ -1,0 +1,86 @@
+/**
+ * The two small interfaces the domain sees. The LMDB index and the file-system blob store implement
+ * them; a database-server backend would implement the same two.
+ */
+import type { DocumentFormat, Finding } from '../documents/types.js'
+import type {
+  KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
+} from './records.js'
+
+export interface BlobRef {
+  checksum: string
+  format: DocumentFormat
+}
+
+export interface BlobStore {
+  /** Writes the bytes under their checksum unless present: temporary file, fsync, rename. */
+  put(ref: BlobRef, bytes: string | Buffer): Promise<{ created: boolean; size: number }>
+  get(ref: BlobRef): Promise<Buffer>
+  has(ref: BlobRef): Promise<boolean>
+  /** Every stored blob (for verify and gc). */
+  list(): AsyncIterable<BlobRef & { size: number }>
+  /** Deletes one blob; answers the bytes freed (0 when it was not there). */
+  remove(ref: BlobRef): Promise<number>
+}
+
+/** How a new slug is chosen when it is taken: an explicit one conflicts, a derived one gets `-2`, `-3`… */
+export type SlugMode = 'explicit' | 'derived'
+
+/** Decides, inside the write transaction, what a new version is (or that the upload changes nothing). */
+export type VersionBuilder = (
+  resource: ResourceRecord,
+  current: VersionRecord | undefined,
+  nextNumber: number,
+) => { version: VersionRecord } | { unchanged: VersionRecord }
+
+export interface RegistryIndex {
+  // Organizations and keys
+  listOrganizations(): OrganizationRecord[]
+  getOrganization(id: string): OrganizationRecord | undefined
+  getOrganizationBySlug(slug: string): OrganizationRecord | undefined
+  /** Creates the organization and its first key atomically; 409 when the slug is taken. */
+  createOrganization(org: OrganizationRecord, firstKey: KeyRecord): Promise<void>
+  getKey(id: string): KeyRecord | undefined
+  getKeyByHash(hash: string): KeyRecord | undefined
+  listKeys(organizationId: string): KeyRecord[]
+  createKey(key: KeyRecord): Promise<void>
+  revokeKey(id: string, at: string): Promise<KeyRecord | undefined>
+  recordKeyUse(uses: Map<string, string>): Promise<void>
+
+  // Resources
+  getResource(id: string): ResourceRecord | undefined
+  getResourceBySlug(organizationId: string, kind: ResourceKind, slug: string): ResourceRecord | undefined
+  listResources(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly?: boolean): Page<ResourceRecord>
+  /** Creates a resource (and its first version, when given) in one transaction; returns the record as stored. */
+  createResource(
+    record: ResourceRecord,
+    slugMode: SlugMode,
+    firstVersion?: (resource: ResourceRecord) => VersionRecord,
+  ): Promise<{ resource: ResourceRecord; version?: VersionRecord }>
+  /** Applies `change` to the current record inside one transaction; 404 when gone, 409 on a taken slug. */
+  updateResource(id: string, change: (current: ResourceRecord) => ResourceRecord): Promise<ResourceRecord>
+  /** Removes a resource and its versions; `guard` runs inside the transaction and may throw to refuse. */
+  deleteResource(id: string, guard?: (resource: ResourceRecord) => void): Promise<ResourceRecord>
+  countApisUsingRuleset(rulesetId: string): number
+
+  // Versions
+  getCurrentVersion(resourceId: string): VersionRecord | undefined
+  getVersion(resourceId: string, number: number): VersionRecord | undefined
+  getVersionById(id: string): VersionRecord | undefined
+  /** Newest first. */
+  listVersions(resourceId: string, page: PageRequest): Page<VersionRecord>
+  /** Appends a version and makes it current, atomically; the builder sees the latest state. */
+  appendVersion(resourceId: string, build: VersionBuilder): Promise<{ version: VersionRecord; created: boolean }>
+  /** Every version of every resource (verify, gc, rebuilding derived data). */
+  allVersions(): Iterable<VersionRecord>
+
+  // Derived, cacheable facts about documents
+  getLintResult(rulesetChecksum: string, documentChecksum: string): Finding[] | undefined
+  putLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void>
+  isKnownValid(kind: string, checksum: string): boolean
+  markValid(kind: string, checksum: string): Promise<void>
+
+  /** Writes a consistent copy of the index to `directory`. */
+  backup(directory: string): Promise<void>
+  close(): Promise<void>
+}

@@ -1,0 +1,312 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { open, type Database, type RootDatabase } from 'lmdb'
+import { RegistryError, notFound } from '../errors.js'
+import type { Finding } from '../documents/types.js'
+import type { RegistryIndex, SlugMode, VersionBuilder } from './interfaces.js'
+import { DATABASES, keys, type Scope } from './layout.js'
+import type {
+  KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
+} from './records.js'
+
+type Key = string | number | (string | number)[]
+type Databases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key> }
+
+export const INDEX_FILE = 'registry.mdb'
+
+/** The LMDB implementation of the index: one environment under `<storage>/index`. */
+export class LmdbIndex implements RegistryIndex {
+  private readonly root: RootDatabase<any, Key>
+  private readonly db: Databases
+
+  constructor(directory: string, options: { readOnly?: boolean } = {}) {
+    mkdirSync(directory, { recursive: true })
+    this.root = open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 32, readOnly: options.readOnly })
+    const db = {} as Databases
+    for (const [field, name] of Object.entries(DATABASES)) {
+      db[field as keyof Databases] = this.root.openDB<any, Key>({ name })
+    }
+    this.db = db
+  }
+
+  // ---------------------------------------------------------------- organizations and keys
+
+  listOrganizations(): OrganizationRecord[] {
+    return [...this.db.organizations.getRange().map(({ value }) => value as OrganizationRecord)]
+  }
+
+  getOrganization(id: string): OrganizationRecord | undefined {
+    return this.db.organizations.get(id)
+  }
+
+  getOrganizationBySlug(slug: string): OrganizationRecord | undefined {
+    const id = this.db.organizationSlugs.get(slug)
+    return id === undefined ? undefined : this.db.organizations.get(id)
+  }
+
+  async createOrganization(org: OrganizationRecord, firstKey: KeyRecord): Promise<void> {
+    await this.root.transaction(() => {
+      if (this.db.organizationSlugs.get(org.slug) !== undefined) {
+        throw new RegistryError('conflict', `organization slug '${org.slug}' is already taken`)
+      }
+      this.db.organizations.put(org.id, org)
+      this.db.organizationSlugs.put(org.slug, org.id)
+      this.putKey(firstKey)
+    })
+  }
+
+  getKey(id: string): KeyRecord | undefined {
+    return this.db.keys.get(id)
+  }
+
+  getKeyByHash(hash: string): KeyRecord | undefined {
+    const id = this.db.keyHashes.get(hash)
+    return id === undefined ? undefined : this.db.keys.get(id)
+  }
+
+  listKeys(organizationId: string): KeyRecord[] {
+    return [...this.db.keys.getRange().map(({ value }) => value as KeyRecord)]
+      .filter((key) => key.organization_id === organizationId)
+  }
+
+  async createKey(key: KeyRecord): Promise<void> {
+    await this.root.transaction(() => {
+      if (this.db.organizations.get(key.organization_id) === undefined) throw notFound('organization')
+      this.putKey(key)
+    })
+  }
+
+  private putKey(key: KeyRecord): void {
+    this.db.keys.put(key.id, key)
+    this.db.keyHashes.put(key.hash, key.id)
+  }
+
+  async revokeKey(id: string, at: string): Promise<KeyRecord | undefined> {
+    return this.root.transaction(() => {
+      const key: KeyRecord | undefined = this.db.keys.get(id)
+      if (!key) return undefined
+      const revoked = { ...key, revoked_at: key.revoked_at ?? at }
+      this.db.keys.put(id, revoked)
+      return revoked
+    })
+  }
+
+  async recordKeyUse(uses: Map<string, string>): Promise<void> {
+    if (uses.size === 0) return
+    await this.root.transaction(() => {
+      for (const [id, at] of uses) {
+        const key: KeyRecord | undefined = this.db.keys.get(id)
+        if (key) this.db.keys.put(id, { ...key, last_used_at: at })
+      }
+    })
+  }
+
+  // ---------------------------------------------------------------- resources
+
+  getResource(id: string): ResourceRecord | undefined {
+    return this.db.resources.get(id)
+  }
+
+  getResourceBySlug(organizationId: string, kind: ResourceKind, slug: string): ResourceRecord | undefined {
+    const id = this.db.resourceSlugs.get(keys.resourceSlug(organizationId, kind, slug))
+    return id === undefined ? undefined : this.db.resources.get(id)
+  }
+
+  listResources(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly = false): Page<ResourceRecord> {
+    const scope: Scope = publicOnly ? 'public' : 'all'
+    const total: number = this.db.counts.get(keys.count(organizationId, kind, scope)) ?? 0
+    if (page.offset >= total) return { items: [], total }
+    const items: ResourceRecord[] = []
+    const range = keys.resourceNameRange(organizationId, kind, scope)
+    for (const key of this.db.resourceNames.getKeys({ ...range, offset: page.offset, limit: page.limit })) {
+      const id = (key as string[])[4]
+      const record: ResourceRecord | undefined = this.db.resources.get(id)
+      if (record) items.push(record)
+    }
+    return { items, total }
+  }
+
+  async createResource(
+    record: ResourceRecord,
+    slugMode: SlugMode,
+    firstVersion?: (resource: ResourceRecord) => VersionRecord,
+  ): Promise<{ resource: ResourceRecord; version?: VersionRecord }> {
+    return this.root.transaction(() => {
+      const slug = this.freeSlug(record.organization_id, record.kind, record.slug, slugMode)
+      let resource: ResourceRecord = { ...record, slug }
+      const version = firstVersion?.(resource)
+      if (version) resource = { ...resource, last_number: version.number }
+      this.db.resources.put(resource.id, resource)
+      this.db.resourceSlugs.put(keys.resourceSlug(resource.organization_id, resource.kind, slug), resource.id)
+      this.addToListings(resource)
+      if (resource.kind === 'api' && resource.ruleset_id) {
+        this.db.rulesetApis.put(keys.rulesetApi(resource.ruleset_id, resource.id), null)
+      }
+      if (version) this.putCurrentVersion(version)
+      return { resource, version }
+    })
+  }
+
+  async updateResource(id: string, change: (current: ResourceRecord) => ResourceRecord): Promise<ResourceRecord> {
+    return this.root.transaction(() => {
+      const before: ResourceRecord | undefined = this.db.resources.get(id)
+      if (!before) throw notFound()
+      const after = change(before)
+      if (after.slug !== before.slug) {
+        this.freeSlug(after.organization_id, after.kind, after.slug, 'explicit')
+        this.db.resourceSlugs.remove(keys.resourceSlug(before.organization_id, before.kind, before.slug))
+        this.db.resourceSlugs.put(keys.resourceSlug(after.organization_id, after.kind, after.slug), id)
+      }
+      if (after.name !== before.name || after.visibility !== before.visibility) {
+        this.removeFromListings(before)
+        this.addToListings(after)
+      }
+      if (after.kind === 'api' && after.ruleset_id !== before.ruleset_id) {
+        if (before.ruleset_id) this.db.rulesetApis.remove(keys.rulesetApi(before.ruleset_id, id))
+        if (after.ruleset_id) this.db.rulesetApis.put(keys.rulesetApi(after.ruleset_id, id), null)
+      }
+      this.db.resources.put(id, after)
+      return after
+    })
+  }
+
+  async deleteResource(id: string, guard?: (resource: ResourceRecord) => void): Promise<ResourceRecord> {
+    return this.root.transaction(() => {
+      const resource: ResourceRecord | undefined = this.db.resources.get(id)
+      if (!resource) throw notFound()
+      guard?.(resource)
+      this.db.resourceSlugs.remove(keys.resourceSlug(resource.organization_id, resource.kind, resource.slug))
+      this.removeFromListings(resource)
+      if (resource.kind === 'api' && resource.ruleset_id) {
+        this.db.rulesetApis.remove(keys.rulesetApi(resource.ruleset_id, id))
+      }
+      for (const { key, value } of this.db.versions.getRange(keys.versionRange(id))) {
+        this.db.versionIds.remove((value as VersionRecord).id)
+        this.db.versions.remove(key)
+      }
+      this.db.current.remove(id)
+      this.db.resources.remove(id)
+      return resource
+    })
+  }
+
+  countApisUsingRuleset(rulesetId: string): number {
+    return this.db.rulesetApis.getCount(keys.rulesetApiRange(rulesetId))
+  }
+
+  /** Answers a free slug (must run inside a write transaction). */
+  private freeSlug(org: string, kind: ResourceKind, wanted: string, mode: SlugMode): string {
+    const taken = (slug: string) => this.db.resourceSlugs.get(keys.resourceSlug(org, kind, slug)) !== undefined
+    if (!taken(wanted)) return wanted
+    if (mode === 'explicit') throw new RegistryError('conflict', `slug '${wanted}' is already used by another ${kind}`)
+    for (let n = 2; ; n++) {
+      const suffix = `-${n}`
+      const candidate = wanted.slice(0, 64 - suffix.length).replace(/-+$/, '') + suffix
+      if (!taken(candidate)) return candidate
+    }
+  }
+
+  private scopes(resource: ResourceRecord): Scope[] {
+    return resource.visibility === 'public' ? ['all', 'public'] : ['all']
+  }
+
+  private addToListings(resource: ResourceRecord): void {
+    for (const scope of this.scopes(resource)) {
+      this.db.resourceNames.put(keys.resourceName(resource.organization_id, resource.kind, scope, resource.name, resource.id), null)
+      this.adjustCount(keys.count(resource.organization_id, resource.kind, scope), 1)
+    }
+  }
+
+  private removeFromListings(resource: ResourceRecord): void {
+    for (const scope of this.scopes(resource)) {
+      this.db.resourceNames.remove(keys.resourceName(resource.organization_id, resource.kind, scope, resource.name, resource.id))
+      this.adjustCount(keys.count(resource.organization_id, resource.kind, scope), -1)
+    }
+  }
+
+  private adjustCount(key: Key, delta: number): void {
+    const next = (this.db.counts.get(key) ?? 0) + delta
+    if (next > 0) this.db.counts.put(key, next)
+    else this.db.counts.remove(key)
+  }
+
+  // ---------------------------------------------------------------- versions
+
+  getCurrentVersion(resourceId: string): VersionRecord | undefined {
+    const versionId = this.db.current.get(resourceId)
+    return versionId === undefined ? undefined : this.getVersionById(versionId)
+  }
+
+  getVersion(resourceId: string, number: number): VersionRecord | undefined {
+    return this.db.versions.get(keys.version(resourceId, number))
+  }
+
+  getVersionById(id: string): VersionRecord | undefined {
+    const at = this.db.versionIds.get(id) as [string, number] | undefined
+    return at === undefined ? undefined : this.db.versions.get(at)
+  }
+
+  listVersions(resourceId: string, page: PageRequest): Page<VersionRecord> {
+    const resource: ResourceRecord | undefined = this.db.resources.get(resourceId)
+    if (!resource) return { items: [], total: 0 }
+    const range = keys.versionRange(resourceId)
+    const total = this.db.versions.getCount(range)
+    const items = [...this.db.versions
+      .getRange({ start: range.end, end: range.start, reverse: true, offset: page.offset, limit: page.limit })
+      .map(({ value }) => value as VersionRecord)]
+    return { items, total }
+  }
+
+  async appendVersion(resourceId: string, build: VersionBuilder): Promise<{ version: VersionRecord; created: boolean }> {
+    return this.root.transaction(() => {
+      const resource: ResourceRecord | undefined = this.db.resources.get(resourceId)
+      if (!resource) throw notFound()
+      const outcome = build(resource, this.getCurrentVersion(resourceId), resource.last_number + 1)
+      if ('unchanged' in outcome) return { version: outcome.unchanged, created: false }
+      const { version } = outcome
+      this.putCurrentVersion(version)
+      this.db.resources.put(resourceId, { ...resource, last_number: version.number, updated_at: version.created_at })
+      return { version, created: true }
+    })
+  }
+
+  private putCurrentVersion(version: VersionRecord): void {
+    this.db.versions.put(keys.version(version.resource_id, version.number), version)
+    this.db.versionIds.put(version.id, [version.resource_id, version.number])
+    this.db.current.put(version.resource_id, version.id)
+    this.db.validDocuments.put(keys.validDocument(version.kind, version.checksum), true)
+  }
+
+  *allVersions(): Iterable<VersionRecord> {
+    for (const { value } of this.db.versions.getRange()) yield value as VersionRecord
+  }
+
+  // ---------------------------------------------------------------- derived facts
+
+  getLintResult(rulesetChecksum: string, documentChecksum: string): Finding[] | undefined {
+    return this.db.lintResults.get(keys.lintResult(rulesetChecksum, documentChecksum))
+  }
+
+  async putLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void> {
+    await this.db.lintResults.put(keys.lintResult(rulesetChecksum, documentChecksum), findings)
+  }
+
+  isKnownValid(kind: string, checksum: string): boolean {
+    return this.db.validDocuments.get(keys.validDocument(kind, checksum)) === true
+  }
+
+  async markValid(kind: string, checksum: string): Promise<void> {
+    await this.db.validDocuments.put(keys.validDocument(kind, checksum), true)
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  async backup(directory: string): Promise<void> {
+    mkdirSync(directory, { recursive: true })
+    await this.root.backup(join(directory, INDEX_FILE), false)
+  }
+
+  async close(): Promise<void> {
+    await this.root.close()
+  }
+}

@@ -1,0 +1,85 @@
+/** What the index stores. Records are plain JSON-compatible objects; times are RFC 3339 UTC strings. */
+import type { DocumentFormat, Finding, LintCounts, Severity } from '../documents/types.js'
+
+export type ResourceKind = 'api' | 'schema' | 'ruleset'
+export type Visibility = 'private' | 'public'
+export type BlockingSeverity = 'off' | Exclude<Severity, 'hint'>
+export type VersionSource = 'upload' | 'github' | 'gitlab' | 'restore'
+
+export interface OrganizationRecord {
+  id: string
+  slug: string
+  name: string
+  created_at: string
+  updated_at: string
+}
+
+export interface KeyRecord {
+  id: string
+  organization_id: string
+  name: string | null
+  /** SHA-256 hex of the whole key; the key itself is never stored. */
+  hash: string
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
+export interface ResourceRecord {
+  id: string
+  organization_id: string
+  kind: ResourceKind
+  name: string
+  slug: string
+  visibility: Visibility
+  description: string | null
+  created_at: string
+  updated_at: string
+  /** Highest version number handed out so far; numbers are never reused. */
+  last_number: number
+  /** Api only. */
+  logo_url?: string | null
+  /** Api only: the attached ruleset. */
+  ruleset_id?: string | null
+  /** Api: its own override or null. Ruleset: its default threshold. */
+  blocking_severity?: BlockingSeverity | null
+}
+
+export interface LintSummary {
+  ruleset_id: string
+  ruleset_version_id: string
+  /** Key into the lint results (not shown to clients). */
+  ruleset_checksum: string
+  counts: LintCounts
+}
+
+export interface VersionRecord {
+  id: string
+  kind: ResourceKind
+  resource_id: string
+  organization_id: string
+  number: number
+  checksum: string
+  source: VersionSource
+  restored_from: string | null
+  size: number
+  format: DocumentFormat
+  created_at: string
+  /** Api only. */
+  openapi?: string
+  title?: string
+  version?: string
+  lint?: LintSummary | null
+}
+
+export interface Page<T> {
+  items: T[]
+  total: number
+}
+
+export interface PageRequest {
+  offset: number
+  limit: number
+}
+
+export type { Finding }
