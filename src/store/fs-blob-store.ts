@@ -72,14 +72,14 @@ export class FsBlobStore implements BlobStore {
     return this.cache?.has(this.cacheKey(ref)) || exists(this.pathOf(ref))
   }
 
-  async *list(): AsyncIterable<BlobRef & { size: number }> {
+  async *list(): AsyncIterable<BlobRef & { size: number; modifiedMs: number }> {
     const base = join(this.root, 'sha256')
     for (const shard of await readdirOrEmpty(base)) {
       for (const name of await readdirOrEmpty(join(base, shard))) {
         const match = FILE_NAME.exec(name)
         if (!match) continue
-        const { size } = await stat(join(base, shard, name))
-        yield { checksum: `sha256:${match[1]}`, format: match[2] as DocumentFormat, size }
+        const { size, mtimeMs } = await stat(join(base, shard, name))
+        yield { checksum: `sha256:${match[1]}`, format: match[2] as DocumentFormat, size, modifiedMs: mtimeMs }
       }
     }
   }

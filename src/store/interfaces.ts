@@ -18,7 +18,7 @@ export interface BlobStore {
   get(ref: BlobRef): Promise<Buffer>
   has(ref: BlobRef): Promise<boolean>
   /** Every stored blob (for verify and gc). */
-  list(): AsyncIterable<BlobRef & { size: number }>
+  list(): AsyncIterable<BlobRef & { size: number; modifiedMs: number }>
   /** Deletes one blob; answers the bytes freed (0 when it was not there). */
   remove(ref: BlobRef): Promise<number>
 }

@@ -1,0 +1,141 @@
+import { resolve } from 'node:path'
+import { Command } from 'commander'
+import cliProgress from 'cli-progress'
+import { loadConfig } from '../config.js'
+import { backupStorage, collectGarbage, verifyStorage } from '../domain/maintenance.js'
+import { Organizations } from '../domain/organizations.js'
+import { Registry } from '../domain/registry.js'
+import { keyView, organizationView } from '../domain/views.js'
+import { FsBlobStore } from '../store/fs-blob-store.js'
+import { LmdbIndex } from '../store/lmdb-index.js'
+import { importFile, listImportFiles, type ImportResult } from './import.js'
+
+interface GlobalOptions {
+  storage?: string
+  json?: boolean
+}
+
+const program = new Command()
+program
+  .name('registry')
+  .description('Operate an API registry storage directory (also while the server runs on it).')
+  .option('--storage <dir>', 'the storage directory (default: REGISTRY_STORAGE or ./storage)')
+  .option('--json', 'print one JSON object and nothing else')
+  .showHelpAfterError()
+
+const globals = (): GlobalOptions => program.opts<GlobalOptions>()
+const storageDir = (): string => (globals().storage ? resolve(globals().storage!) : loadConfig().storage)
+
+/** Prints the result: the JSON object with --json, else the human lines. */
+function output(json: unknown, lines: string[]): void {
+  if (globals().json) process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+  else if (lines.length) process.stdout.write(`${lines.join('\n')}\n`)
+}
+
+/** Opens only the index and blobs: the commands that need no worker threads. */
+async function withStore<T>(action: (index: LmdbIndex, blobs: FsBlobStore) => Promise<T>): Promise<T> {
+  const storage = storageDir()
+  const index = new LmdbIndex(`${storage}/index`)
+  try {
+    return await action(index, new FsBlobStore(storage))
+  } finally {
+    await index.close()
+  }
+}
+
+program.command('serve').description('run the server (what npm start runs)').action(async () => {
+  if (globals().storage) process.env.REGISTRY_STORAGE = storageDir()
+  const { serve } = await import('../server.js')
+  await serve()
+})
+
+const org = program.command('org').description('organizations')
+org.command('create <slug>').description('create an organization and its first key')
+  .option('--name <name>', 'display name')
+  .action(async (slug: string, options: { name?: string }) => withStore(async (index) => {
+    const created = await new Organizations(index).create(slug, options.name)
+    output({ organization: organizationView(created.organization), api_key: created.secret },
+      [`organization ${created.organization.slug} (${created.organization.id})`, `API key: ${created.secret}`])
+  }))
+org.command('list').description('list organizations').action(async () => withStore(async (index) => {
+  const orgs = new Organizations(index).list()
+  output({ organizations: orgs.map(organizationView) }, orgs.map((o) => `${o.slug}\t${o.id}\t${o.name}`))
+}))
+
+const key = program.command('key').description('organization keys')
+key.command('create').description('issue a new key').requiredOption('--org <slug>', 'organization slug')
+  .option('--name <name>', 'a name to recognise the key by')
+  .action(async (options: { org: string; name?: string }) => withStore(async (index) => {
+    const issued = await new Organizations(index).createKey(options.org, options.name)
+    output({ id: issued.key.id, api_key: issued.secret }, [`key ${issued.key.id}`, `API key: ${issued.secret}`])
+  }))
+key.command('list').description('list keys (never their secrets)').requiredOption('--org <slug>', 'organization slug')
+  .action(async (options: { org: string }) => withStore(async (index) => {
+    const keys = new Organizations(index).listKeys(options.org)
+    output({ keys: keys.map(keyView) }, keys.map((k) =>
+      `${k.id}\t${k.name ?? '-'}\tcreated ${k.created_at}\tlast used ${k.last_used_at ?? 'never'}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ''}`))
+  }))
+key.command('revoke <key-id>').description('revoke a key: the next request with it gets 401')
+  .action(async (keyId: string) => withStore(async (index) => {
+    const revoked = await new Organizations(index).revokeKey(keyId)
+    output({ key: keyView(revoked) }, [`revoked ${revoked.id}`])
+  }))
+
+program.command('backup <dest-dir>').description('write a consistent, restorable copy of the storage directory')
+  .action(async (destination: string) => withStore(async (index) => {
+    const target = resolve(destination)
+    const result = await backupStorage(index, storageDir(), target)
+    output({ destination: target, ...result }, [`backup written to ${target} (${result.blobs} blobs)`])
+  }))
+
+program.command('verify').description('check every blob against its checksum and every version against the blobs')
+  .action(async () => withStore(async (index, blobs) => {
+    const report = await verifyStorage(index, blobs)
+    output(report, [...report.problems, `${report.ok ? 'ok' : 'FAILED'}: ${report.blobs} blobs, ${report.versions} versions, ${report.problems.length} problems`])
+    if (!report.ok) process.exitCode = 1
+  }))
+
+program.command('gc').description('remove blobs that no version references')
+  .option('--grace-minutes <n>', 'keep blobs younger than this (an upload writes its blob before committing)', '15')
+  .action(async (options: { graceMinutes: string }) => withStore(async (index, blobs) => {
+    const result = await collectGarbage(index, blobs, Number(options.graceMinutes) * 60_000)
+    output(result, [`removed ${result.removed} blobs, freed ${result.bytesFreed} bytes`])
+  }))
+
+program.command('import <dir>').description('upload every OpenAPI, JSON Schema and ruleset file under a folder')
+  .requiredOption('--org <slug>', 'organization slug')
+  .action(async (directory: string, options: { org: string }) => {
+    const config = loadConfig()
+    const registry = Registry.open({ ...config, storage: storageDir() })
+    try {
+      const organization = registry.organizations.requireBySlug(options.org)
+      const actor = { organization, keyId: 'cli' }
+      const root = resolve(directory)
+      const files = await listImportFiles(root)
+      const interactive = process.stderr.isTTY && !globals().json
+      const bar = interactive ? new cliProgress.SingleBar({ format: 'import [{bar}] {value}/{total} {file}' }, cliProgress.Presets.shades_classic) : undefined
+      bar?.start(files.length, 0, { file: '' })
+      const results: ImportResult[] = []
+      for (const file of files) {
+        const result = await importFile(registry, actor, root, file)
+        results.push(result)
+        if (bar) bar.increment(1, { file: result.file })
+        else if (!globals().json) {
+          process.stdout.write(`${result.outcome}\t${result.file}${result.slug ? `\t${result.kind}s/${result.slug}` : ''}${result.version ? ` v${result.version}` : ''}${result.error ? `\t${result.error}` : ''}\n`)
+        }
+      }
+      bar?.stop()
+      const count = (outcome: ImportResult['outcome']) => results.filter((r) => r.outcome === outcome).length
+      const summary = { files: files.length, created: count('created'), new_versions: count('new-version'), unchanged: count('unchanged'), failed: count('failed'), skipped: count('skipped') }
+      output({ ...summary, results }, [`${summary.files} files: ${summary.created} created, ${summary.new_versions} new versions, ${summary.unchanged} unchanged, ${summary.failed} failed, ${summary.skipped} skipped`])
+      if (summary.failed > 0) process.exitCode = 1
+    } finally {
+      await registry.close()
+    }
+  })
+
+program.parseAsync(process.argv).catch((error: Error & { code?: string }) => {
+  if (globals().json) process.stdout.write(`${JSON.stringify({ error: { code: error.code ?? 'error', message: error.message } })}\n`)
+  else process.stderr.write(`registry: ${error.message}\n`)
+  process.exitCode = 1
+})
