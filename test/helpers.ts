@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp, type AppConfig } from '../src/app.js'
+import type { DocumentProcessor } from '../src/domain/documents.js'
 import { Registry } from '../src/domain/registry.js'
 
 import { tempDir } from './temp.js'
@@ -24,11 +25,20 @@ export const appConfig = (overrides: Partial<AppConfig> = {}): AppConfig => ({
 })
 
 /** A registry on its own temporary storage directory with one organization, reached through app.inject. */
-export async function startTestServer(options: { config?: Partial<AppConfig>; lintTimeoutMs?: number; storage?: string } = {}): Promise<TestServer> {
+export async function startTestServer(options: {
+  config?: Partial<AppConfig>
+  lintTimeoutMs?: number
+  storage?: string
+  /** Wraps the worker pool, e.g. to count how often Spectral runs. */
+  wrapDocuments?: (documents: DocumentProcessor) => DocumentProcessor
+} = {}): Promise<TestServer> {
   const storage = options.storage ?? tempDir()
-  const registry = Registry.open({
+  const opened = Registry.open({
     storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
   })
+  const registry = options.wrapDocuments
+    ? new Registry(opened.index, opened.blobs, options.wrapDocuments(opened.documents))
+    : opened
   const created = registry.organizations.bySlug('acme')
     ? undefined
     : await registry.organizations.create('acme', 'Acme')
@@ -76,3 +86,34 @@ export function petstore(version = '1.0.0', extra: Record<string, unknown> = {})
 }
 
 export const json = (response: LightMyRequestResponse): any => JSON.parse(response.body)
+
+/** Counts worker tasks by kind, so a test can see whether Spectral ran. */
+export function countingDocuments(counts: { lint: number; check: number; digest: number }) {
+  return (inner: DocumentProcessor): DocumentProcessor => ({
+    digest: (task) => { counts.digest += 1; return inner.digest(task) },
+    check: (task) => { counts.check += 1; if (task.ruleset) counts.lint += 1; return inner.check(task) },
+    lint: (task) => { counts.lint += 1; return inner.lint(task) },
+    convert: (task) => inner.convert(task),
+    close: () => inner.close(),
+  })
+}
+
+/** A ruleset with one rule per severity, each on a field of `info`: a document chooses its findings. */
+export const SEVERITY_RULESET = {
+  rules: {
+    'needs-owner': { given: '$.info', severity: 'error', then: { field: 'x-owner', function: 'truthy' }, message: 'info needs x-owner' },
+    'needs-description': { given: '$.info', severity: 'warn', then: { field: 'description', function: 'truthy' }, message: 'info needs a description' },
+    'needs-contact': { given: '$.info', severity: 'info', then: { field: 'contact', function: 'truthy' }, message: 'info needs a contact' },
+    'needs-license': { given: '$.info', severity: 'hint', then: { field: 'license', function: 'truthy' }, message: 'info needs a license' },
+  },
+}
+
+/** A petstore whose only finding under SEVERITY_RULESET has the given severity (or none). */
+export function docWithFinding(severity: 'error' | 'warn' | 'info' | 'hint' | 'none', version = '1.0.0') {
+  const info: Record<string, unknown> = { 'x-owner': 'team', description: 'Pets.', contact: { name: 'a' }, license: { name: 'MIT' } }
+  const field = { error: 'x-owner', warn: 'description', info: 'contact', hint: 'license', none: '' }[severity]
+  if (field) delete info[field]
+  const doc = petstore(version)
+  doc.info = { title: 'Petstore', version, ...info }
+  return doc
+}

@@ -1,0 +1,68 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+export interface RunningServer {
+  child: ChildProcess
+  url: string
+  /** The key printed on first start, when there was one. */
+  key: string | undefined
+  output: () => string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts the built server (`node dist/server.js`) as a real process on a free port. */
+export async function startServer(storage: string, env: Record<string, string> = {}): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['dist/server.js'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', REGISTRY_STORAGE: storage, LOG_LEVEL: 'info', REGISTRY_WORKERS: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout!.on('data', (chunk) => { out += chunk })
+  child.stderr!.on('data', (chunk) => { out += chunk })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000)
+    const check = () => {
+      const match = /registry listening on (http:\/\/[\d.:]+)/.exec(out)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1])
+      }
+    }
+    child.stdout!.on('data', check)
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}:\n${out}`)) })
+  })
+  const key = /^API key: (sk_\S+)$/m.exec(out)?.[1]
+  return {
+    child, url, key, output: () => out,
+    stop: (signal = 'SIGTERM') => new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve(child.exitCode)
+      child.once('exit', (code) => resolve(code))
+      child.kill(signal)
+    }),
+  }
+}
+
+/** Runs the `registry` command (the built CLI) and answers its exit code and output. */
+export function cli(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, ['bin/registry.js', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 120_000 })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+export function cliJson(args: string[], env: Record<string, string> = {}): any {
+  const result = cli(['--json', ...args], env)
+  if (result.code !== 0) throw new Error(`registry ${args.join(' ')} exited ${result.code}: ${result.stdout}${result.stderr}`)
+  return JSON.parse(result.stdout)
+}
+
+export async function api(base: string, key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await res.text()
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) }
+}
