@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../errors.js'
-import { DEFAULT_RULESET } from '../documents/ruleset.js'
+import { DEFAULT_RULESET } from '../documents/defaults.js'
 import type { RegistryIndex } from '../store/interfaces.js'
 import type {
   BlockingSeverity, Page, ResourceKind, ResourceRecord, VersionRecord, Visibility,

@@ -17,7 +17,7 @@ async function assertNothingStoredAndServing(t: any, { s, apiId }: Setup, apis =
   t.equal(list.statusCode, 200, 'the server still serves')
   t.equal(json(list).total, apis, 'no API was created')
   t.equal(json(await s.call({ method: 'GET', url: `/v1/apis/${apiId}/versions` })).total, 0, 'no version was stored')
-  t.equal([...s.registry.index.allVersions()].length, 0, 'the index holds no version')
+  t.equal([...s.registry.index.allVersions()].filter((v) => v.kind === 'api').length, 0, 'the index holds no API version')
 }
 
 function expectProblem(t: any, res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string) {
@@ -226,4 +226,19 @@ t.test('unknown routes and methods answer problem+json 404', async (t) => {
   expectProblem(t, await x.s.call({ method: 'GET', url: '/v1/nothing' }), 404, 'not_found')
   expectProblem(t, await x.s.call({ method: 'PUT', url: '/v1/apis' }), 404, 'not_found')
   await assertNothingStoredAndServing(t, x)
+})
+
+t.test('too many requests for one key', async (t) => {
+  const x = await setup(t, { rateLimitPerMinute: 5 })
+  const other = await x.s.registry.organizations.create('other')
+  let limited
+  for (let i = 0; i < 10 && !limited; i++) {
+    const res = await x.s.call({ method: 'GET', url: '/v1/apis' })
+    if (res.statusCode === 429) limited = res
+  }
+  t.ok(limited, 'the key was limited')
+  const body = expectProblem(t, limited!, 429, 'rate_limited')
+  t.ok(limited!.headers['retry-after'], 'Retry-After is sent')
+  t.type(body.detail, 'string')
+  t.equal((await x.s.call({ method: 'GET', url: '/v1/apis', key: other.secret })).statusCode, 200, 'another key is not limited')
 })
