@@ -3,7 +3,11 @@
  * the whole of Spectral and only ever runs inside the worker threads).
  */
 
-/** The ruleset used when a ruleset is created without a document. */
-export const DEFAULT_RULESET: { extends: [string, 'recommended'][] } = Object.freeze({
-  extends: [['spectral:oas', 'recommended']],
-}) as { extends: [string, 'recommended'][] }
+export interface DefaultRulesetDocument {
+  readonly extends: readonly (readonly [string, 'recommended'])[]
+}
+
+/** The ruleset used when a ruleset is created without a document: Spectral's recommended OpenAPI rules. */
+export const DEFAULT_RULESET: DefaultRulesetDocument = Object.freeze({
+  extends: Object.freeze([Object.freeze(['spectral:oas', 'recommended'] as const)]),
+})

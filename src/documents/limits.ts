@@ -11,3 +11,10 @@ export const MAX_ALIAS_COUNT = 100
 
 /** Most problems reported for one document (validators can produce thousands). */
 export const MAX_PROBLEMS = 50
+
+/**
+ * YAML aliases may make the parsed document at most this many times larger (in nodes) than the
+ * YAML text's own nodes; documents of up to MIN_EXPANSION_ALLOWANCE nodes after expansion always pass.
+ */
+export const MAX_EXPANSION = 20
+export const MIN_EXPANSION_ALLOWANCE = 1_000_000

@@ -1,0 +1,93 @@
+/**
+ * Linting with Spectral inside a worker. The document comes from its canonical JSON; `$ref`s are
+ * resolved inside the document only: the resolver has no readers at all, so an external reference is
+ * reported (Spectral's `invalid-ref`) and never read from disk or the network.
+ *
+ * Spectral's own diagnostics are kept as findings: `invalid-ref` (a reference that cannot be
+ * resolved; for an external one the message is rewritten to name the reference as written, instead of
+ * Spectral's "No resolver defined for scheme 'file' in ref /registry/…"), `unrecognized-format` (the ruleset has formats and the document matches none, so its
+ * format-specific rules did not run; a warning) and `parser` (cannot happen here: canonical JSON is
+ * well-formed and has no duplicate keys). Each says something true about the document that a user
+ * should see, and each has a stable code, so they are not dropped.
+ */
+import { RegistryError } from '../errors.js'
+import type { Finding, RulesetInput, Severity } from './types.js'
+import { compileRuleset, DOCUMENT_SOURCE } from './ruleset.js'
+import type { Ruleset } from './ruleset.js'
+import { encodePointer, lookupPointer } from './pointer.js'
+import { quote } from './refs.js'
+import { spectral } from './spectral.js'
+
+const CACHE_SIZE = 32
+/** Compiled rulesets by ruleset version checksum, least recently used first. */
+const cache = new Map<string, Ruleset>()
+
+function compiled(input: RulesetInput): Ruleset {
+  const hit = cache.get(input.checksum)
+  if (hit) {
+    cache.delete(input.checksum)
+    cache.set(input.checksum, hit)
+    return hit
+  }
+  let ruleset: Ruleset
+  try {
+    ruleset = compileRuleset(input.document)
+  } catch (err) {
+    if (err instanceof RegistryError) {
+      throw new RegistryError('invalid_document', `the ruleset cannot be used for linting: ${err.message}`, err.errors)
+    }
+    throw err
+  }
+  cache.set(input.checksum, ruleset)
+  while (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string)
+  return ruleset
+}
+
+const SEVERITIES: Severity[] = ['error', 'warn', 'info', 'hint']
+
+function compareFindings(a: { key: string; f: Finding }, b: { key: string; f: Finding }): number {
+  if (a.key !== b.key) return a.key < b.key ? -1 : 1
+  if (a.f.code !== b.f.code) return a.f.code < b.f.code ? -1 : 1
+  if (a.f.message !== b.f.message) return a.f.message < b.f.message ? -1 : 1
+  return 0
+}
+
+/** Lints a document (its canonical JSON) with a ruleset; findings sorted by path, code, message. */
+export async function lintDocument(canonical: string, input: RulesetInput): Promise<Finding[]> {
+  const ruleset = compiled(input)
+  const { core, parsers, refResolver } = spectral()
+  const linter = new core.Spectral({ resolver: new refResolver.Resolver({ resolvers: {} }) })
+  linter.setRuleset(ruleset)
+  const document = new core.Document(canonical, parsers.Json, DOCUMENT_SOURCE)
+  const results = await linter.run(document)
+  const findings: Finding[] = results
+    .filter((d) => d.severity >= 0 && d.severity <= 3)
+    .map((d) => ({
+      code: String(d.code),
+      message: d.message,
+      severity: SEVERITIES[d.severity],
+      path: d.path.map((s) => (typeof s === 'number' ? s : String(s))),
+    }))
+  explainExternalRefs(canonical, findings)
+  const keyed = findings.map((f) => ({ key: encodePointer(f.path), f }))
+  keyed.sort(compareFindings)
+  return keyed.map((x) => x.f)
+}
+
+/** Spectral's message for an external reference names a resolved path; name the `$ref` as written. */
+function explainExternalRefs(canonical: string, findings: Finding[]): void {
+  let doc: unknown
+  for (const f of findings) {
+    if (f.code !== 'invalid-ref' || !f.message.startsWith('No resolver defined') || f.path[f.path.length - 1] !== '$ref') continue
+    doc ??= JSON.parse(canonical)
+    const found = lookupPointer(doc, f.path.map(String))
+    if (found.found && typeof found.value === 'string') {
+      f.message = `external $ref ${quote(found.value)} is not resolved: the registry never fetches files or URLs; bundle the document first`
+    }
+  }
+}
+
+/** Drops every compiled ruleset (tests). */
+export function clearRulesetCache(): void {
+  cache.clear()
+}

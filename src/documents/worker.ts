@@ -1,0 +1,228 @@
+/**
+ * The piscina worker: every parse, validation and lint runs here, never on the server's main thread.
+ * Answers `TaskError` objects for RegistryErrors (so the code and items cross the thread boundary);
+ * anything unexpected is thrown and becomes an `internal` error in the pool.
+ */
+import { parentPort } from 'node:worker_threads'
+import { workerData } from 'piscina'
+import { RegistryError } from '../errors.js'
+import type { ProblemItem } from '../errors.js'
+import { canonicalJson, checksumOf } from './canonical.js'
+import { convertText } from './convert.js'
+import { validateJsonSchema, warmJsonSchema } from './jsonschema.js'
+import { lintDocument } from './lint.js'
+import { validateOpenApi, warmOpenApi } from './openapi.js'
+import { assertDocumentShape, parseDocumentText } from './parse.js'
+import { encodePointer } from './pointer.js'
+import { compileRuleset, warmRulesets } from './ruleset.js'
+import type {
+  CheckResult,
+  CheckTask,
+  ConvertResult,
+  ConvertTask,
+  DigestResult,
+  DigestTask,
+  DocumentFormat,
+  DocumentKind,
+  LintResult,
+  LintTask,
+  Task,
+  TaskError,
+} from './types.js'
+
+/** Compiles the validators and loads Spectral: what a worker does once, before its first upload. */
+export interface WarmTask {
+  op: 'warm'
+}
+
+export type WorkerTask = Task | WarmTask
+
+/** Posted by a worker when it starts a run, so the pool starts that run's clock (see pool.ts). */
+export interface StartedMessage {
+  documentTaskStarted: number
+}
+export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | { warmed: true } | TaskError
+
+/** What a worker compiles and loads before its first upload needs it, in steps of at most ~0.5 s. */
+const WARM_STEPS: (() => void)[] = [() => warmOpenApi('3.0'), () => warmOpenApi('3.1'), warmJsonSchema, warmRulesets]
+
+function warm(): void {
+  for (const step of WARM_STEPS) step()
+}
+
+/**
+ * Warms up one step per turn of the event loop, so the worker is ready at once and a task that
+ * arrives meanwhile waits for one step at most, not for all of them. A failing step is left to
+ * fail again, visibly, in the task that needs it.
+ */
+function warmInBackground(): void {
+  const steps = [...WARM_STEPS]
+  const next = (): void => {
+    const step = steps.shift()
+    if (!step) return
+    try {
+      step()
+    } catch {
+      /* see above */
+    }
+    setImmediate(next)
+  }
+  setImmediate(next)
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+/** What `document` holds: a JSON/YAML string is parsed; an object is taken as JSON. */
+function fromMember(document: unknown): { document: unknown; format: DocumentFormat; text: string | null } {
+  if (typeof document === 'string') {
+    const parsed = parseDocumentText(document)
+    return { ...parsed, text: document }
+  }
+  if (isPlainObject(document)) return { document, format: 'json', text: null }
+  if (document === undefined) {
+    throw new RegistryError('invalid_request', "'document' is required", [{ message: 'required field', path: ['document'] }])
+  }
+  const what = document === null ? 'null' : Array.isArray(document) ? 'an array' : `a ${typeof document}`
+  const message = `'document' must be an object or a string holding JSON or YAML, not ${what}`
+  throw new RegistryError('invalid_document', message, [{ message, path: [] }])
+}
+
+function fromEnvelope(body: string): unknown {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch (err) {
+    throw new RegistryError('invalid_request', `the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`)
+  }
+  if (!isPlainObject(parsed)) {
+    throw new RegistryError('invalid_request', 'the request body must be a JSON object: { "document": … }')
+  }
+  const unknown = Object.keys(parsed).filter((k) => k !== 'document')
+  if (unknown.length > 0) {
+    const names = unknown.slice(0, 10).map((k) => `'${k.length > 100 ? k.slice(0, 100) + '…' : k}'`).join(', ')
+    throw new RegistryError(
+      'invalid_request',
+      `unknown field${unknown.length > 1 ? 's' : ''} ${names}: the body has only 'document'`,
+      unknown.slice(0, 10).map((k) => ({ message: 'unknown field', path: [k] })),
+    )
+  }
+  if (!Object.prototype.hasOwnProperty.call(parsed, 'document')) {
+    throw new RegistryError('invalid_request', "the request body must have 'document': { \"document\": … }", [
+      { message: 'required field', path: ['document'] },
+    ])
+  }
+  return parsed.document
+}
+
+export function digest(task: DigestTask): DigestResult {
+  let parsed: { document: unknown; format: DocumentFormat; text: string | null }
+  if (task.envelope) {
+    if (typeof task.body !== 'string') throw new Error('digest: envelope without body')
+    parsed = fromMember(fromEnvelope(task.body))
+  } else if (typeof task.body === 'string') {
+    parsed = { ...parseDocumentText(task.body), text: task.body }
+  } else {
+    parsed = fromMember(task.document)
+  }
+  // Shape first: JSON.stringify and the canonical form recurse, and must only see bounded depth.
+  assertDocumentShape(parsed.document)
+  const canonical = canonicalJson(parsed.document)
+  const checksum = checksumOf(canonical)
+  if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum }
+  const text = parsed.text ?? JSON.stringify(parsed.document)
+  return { unchanged: false, checksum, format: parsed.format, text, canonical }
+}
+
+const KIND_NAMES: Record<DocumentKind, string> = {
+  openapi: 'the OpenAPI document',
+  jsonschema: 'the JSON Schema',
+  ruleset: 'the ruleset',
+}
+
+function invalidDocument(kind: DocumentKind, problems: ProblemItem[]): RegistryError {
+  const first = problems[0]
+  const where = first.path && first.path.length > 0 ? ` at /${encodePointer(first.path)}` : ''
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : ''
+  return new RegistryError('invalid_document', `${KIND_NAMES[kind]} is not valid${where}: ${first.message}${more}`, problems)
+}
+
+function summaryOf(doc: unknown): CheckResult['summary'] {
+  const d = isPlainObject(doc) ? doc : {}
+  const info = isPlainObject(d.info) ? d.info : {}
+  return {
+    openapi: typeof d.openapi === 'string' ? d.openapi : '',
+    title: typeof info.title === 'string' ? info.title : '',
+    version: typeof info.version === 'string' ? info.version : '',
+  }
+}
+
+export async function check(task: CheckTask): Promise<CheckResult> {
+  const doc: unknown = JSON.parse(task.canonical)
+  const result: CheckResult = {}
+  if (!task.skipValidation) {
+    switch (task.kind) {
+      case 'openapi': {
+        const { problems, summary } = validateOpenApi(doc)
+        if (problems.length > 0) throw invalidDocument('openapi', problems)
+        result.summary = summary
+        break
+      }
+      case 'jsonschema': {
+        const problems = validateJsonSchema(doc)
+        if (problems.length > 0) throw invalidDocument('jsonschema', problems)
+        break
+      }
+      case 'ruleset':
+        compileRuleset(doc)
+        break
+    }
+  } else if (task.kind === 'openapi') {
+    result.summary = summaryOf(doc)
+  }
+  if (task.ruleset) result.findings = await lintDocument(task.canonical, task.ruleset)
+  return result
+}
+
+export async function lint(task: LintTask): Promise<LintResult> {
+  return { findings: await lintDocument(task.canonical, task.ruleset) }
+}
+
+export function convert(task: ConvertTask): ConvertResult {
+  return { text: convertText(task.text, task.from, task.to) }
+}
+
+export default async function run(task: WorkerTask & { runId?: number }): Promise<WorkerResult> {
+  if (typeof task.runId === 'number' && parentPort) {
+    const started: StartedMessage = { documentTaskStarted: task.runId }
+    parentPort.postMessage(started)
+  }
+  try {
+    switch (task.op) {
+      case 'digest':
+        return digest(task)
+      case 'check':
+        return await check(task)
+      case 'lint':
+        return await lint(task)
+      case 'convert':
+        return convert(task)
+      case 'warm':
+        warm()
+        return { warmed: true }
+      default:
+        throw new Error(`unknown task ${JSON.stringify((task as { op?: unknown }).op)}`)
+    }
+  } catch (err) {
+    if (err instanceof RegistryError) {
+      const error: TaskError['error'] = { code: err.code, detail: err.message }
+      if (err.errors) error.errors = err.errors
+      return { error }
+    }
+    throw err
+  }
+}
+
+// A worker started by the pool with `warm` compiles everything as soon as it is up.
+if ((workerData as { warm?: unknown } | undefined)?.warm === true) warmInBackground()

@@ -1,0 +1,97 @@
+import t from 'tap'
+import { DocumentWorkers } from '../../src/documents/pool.js'
+import { RegistryError } from '../../src/errors.js'
+import { canonicalJson } from '../../src/documents/canonical.js'
+import { bigOpenApi, listeningServer, openapi30, passwdMarker, registryErrorAsync } from './helpers.js'
+
+const oas = { checksum: 'sha256:oas', document: { extends: [['spectral:oas', 'recommended']] } }
+
+t.test('the pool digests, checks, lints and converts; errors come back as RegistryErrors', async (t) => {
+  const workers = new DocumentWorkers({ threads: 2, timeoutMs: 30_000, memoryMb: 512 })
+  t.teardown(() => workers.close())
+  const yaml = 'openapi: 3.0.3\ninfo: {title: Pets, version: "1"}\npaths: {}\n'
+  const digests = await Promise.all(Array.from({ length: 6 }, () => workers.digest({ body: yaml, currentChecksum: null })))
+  t.equal(new Set(digests.map((d) => d.checksum)).size, 1)
+  const d = digests[0]
+  if (d.unchanged) throw new Error('unexpected')
+  t.equal(d.format, 'yaml')
+  t.same(await workers.digest({ body: yaml, currentChecksum: d.checksum }), { unchanged: true, checksum: d.checksum })
+
+  const checked = await workers.check({ kind: 'openapi', canonical: d.canonical, ruleset: oas })
+  t.same(checked.summary, { openapi: '3.0.3', title: 'Pets', version: '1' })
+  t.ok(checked.findings?.some((f) => f.code === 'info-contact'))
+  t.same(await workers.convert({ text: yaml, from: 'yaml', to: 'json' }), { text: '{"openapi":"3.0.3","info":{"title":"Pets","version":"1"},"paths":{}}' })
+
+  const envelope = await registryErrorAsync(workers.digest({ envelope: true, body: '{"document": {}, "extra": 1}' }))
+  t.ok(envelope instanceof RegistryError)
+  t.equal(envelope.code, 'invalid_request')
+  t.equal(envelope.status, 400)
+  t.same(envelope.errors, [{ message: 'unknown field', path: ['extra'] }])
+
+  const invalid = await registryErrorAsync(workers.check({ kind: 'openapi', canonical: '{"openapi":"3.1.0","info":{"title":"x"},"paths":{}}' }))
+  t.equal(invalid.code, 'invalid_document')
+  t.equal(invalid.status, 422)
+  t.same(invalid.errors, [{ path: ['info'], message: "missing required property 'version'" }])
+  t.ok(workers.queueSize >= 0 && workers.utilization >= 0)
+})
+
+t.test('external references are refused in validation and never fetched or read, in lint either', async (t) => {
+  const server = await listeningServer()
+  t.teardown(server.close)
+  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 30_000, memoryMb: 512 })
+  t.teardown(() => workers.close())
+  const doc = openapi30({
+    paths: {
+      '/a': { get: { responses: { '200': { $ref: 'file:///etc/passwd' }, '201': { $ref: `http://127.0.0.1:${server.port}/x.yaml` } } } },
+    },
+  })
+  const canonical = canonicalJson(doc)
+  const refused = await registryErrorAsync(workers.check({ kind: 'openapi', canonical, ruleset: oas }))
+  t.equal(refused.code, 'invalid_document')
+  t.same(
+    refused.errors?.map((e) => e.message),
+    [
+      "external $ref 'file:///etc/passwd' is not allowed: the registry never fetches files or URLs; bundle the document first",
+      `external $ref 'http://127.0.0.1:${server.port}/x.yaml' is not allowed: the registry never fetches files or URLs; bundle the document first`,
+    ],
+  )
+  const { findings } = await workers.lint({ canonical, ruleset: oas })
+  t.equal(findings.filter((f) => f.code === 'invalid-ref').length, 2)
+  const skipped = await workers.check({ kind: 'openapi', canonical, ruleset: oas, skipValidation: true })
+  t.equal(skipped.findings?.filter((f) => f.code === 'invalid-ref').length, 2)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(server.connections(), 0, 'nothing connected to the server')
+  const marker = passwdMarker()
+  if (marker) {
+    t.notMatch(JSON.stringify({ refused, errors: refused.errors, findings, skipped }), marker, 'no /etc/passwd contents anywhere')
+  }
+})
+
+t.test('a task over the time limit is lint_timeout, and the pool keeps serving', async (t) => {
+  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 50, memoryMb: 512 })
+  t.teardown(() => workers.close())
+  // A first task waits for the worker to start: start-up time does not count against the limit.
+  t.equal((await workers.digest({ body: '{"a":1}' })).unchanged, false)
+  const canonical = canonicalJson(bigOpenApi(150))
+  const started = Date.now()
+  const err = await registryErrorAsync(workers.lint({ canonical, ruleset: oas }))
+  t.equal(err.code, 'lint_timeout')
+  t.equal(err.status, 503)
+  t.equal(err.message, 'validation and lint took longer than 50 ms; nothing was stored')
+  t.ok(Date.now() - started < 5_000, 'ended promptly')
+  // The worker was replaced; the next tasks are served.
+  const next = await workers.digest({ body: 'a: 1\n' })
+  t.equal(next.unchanged, false)
+  t.same(await workers.convert({ text: '{"a":1}', from: 'json', to: 'yaml' }), { text: 'a: 1\n' })
+})
+
+t.test('a worker that runs out of memory is lint_resource_limit, and is replaced', async (t) => {
+  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 64, warm: false })
+  t.teardown(() => workers.close())
+  const big = '[' + Array.from({ length: 600_000 }, (_, i) => `{"id":${i},"name":"item number ${i}","tags":["a","b","c"]}`).join(',') + ']'
+  const err = await registryErrorAsync(workers.digest({ body: `{"items":${big}}` }))
+  t.equal(err.code, 'lint_resource_limit')
+  t.equal(err.status, 503)
+  t.match(err.message, /more than the 64 MB of memory/)
+  t.equal((await workers.digest({ body: '{"a":1}' })).unchanged, false)
+})

@@ -1,0 +1,135 @@
+import t from 'tap'
+import run, { check, digest } from '../../src/documents/worker.js'
+import { canonicalJson, checksumOf } from '../../src/documents/canonical.js'
+import { convertText } from '../../src/documents/convert.js'
+import { parseDocumentText } from '../../src/documents/parse.js'
+import type { CheckResult, DigestResult, TaskError } from '../../src/documents/types.js'
+import { nested, openapi30, registryError } from './helpers.js'
+
+const yamlDoc = 'openapi: 3.1.0\ninfo:\n  title: Pets\n  version: "1"\npaths: {}\n'
+
+function taskError(value: unknown): TaskError['error'] {
+  if (value && typeof value === 'object' && 'error' in value) return (value as TaskError).error
+  throw new Error(`expected a TaskError, got ${JSON.stringify(value)}`)
+}
+
+t.test('digest with the JSON envelope', async (t) => {
+  const asObject = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: { b: 1, a: { d: 2, c: 3 } } }) })
+  t.same(asObject, {
+    unchanged: false,
+    checksum: checksumOf('{"a":{"c":3,"d":2},"b":1}'),
+    format: 'json',
+    text: '{"b":1,"a":{"d":2,"c":3}}',
+    canonical: '{"a":{"c":3,"d":2},"b":1}',
+  })
+  const asYamlString = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: yamlDoc }) }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(asYamlString.format, 'yaml')
+  t.equal(asYamlString.text, yamlDoc, 'the stored bytes are the upload\'s own text')
+  const asJsonString = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: '{"openapi": "3.1.0"}' }) }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(asJsonString.format, 'json')
+  t.equal(asJsonString.text, '{"openapi": "3.1.0"}')
+})
+
+t.test('envelope errors are invalid_request, document errors invalid_document', async (t) => {
+  const unknown = registryError(() => digest({ op: 'digest', envelope: true, body: '{"document": {"a": 1}, "format": "yaml", "x": 1}' }))
+  t.equal(unknown.code, 'invalid_request')
+  t.equal(unknown.message, "unknown fields 'format', 'x': the body has only 'document'")
+  t.same(unknown.errors, [{ message: 'unknown field', path: ['format'] }, { message: 'unknown field', path: ['x'] }])
+
+  const missing = registryError(() => digest({ op: 'digest', envelope: true, body: '{"doc": {}}' }))
+  t.equal(missing.code, 'invalid_request')
+  const onlyMissing = registryError(() => digest({ op: 'digest', envelope: true, body: '{}' }))
+  t.equal(onlyMissing.code, 'invalid_request')
+  t.match(onlyMissing.message, /must have 'document'/)
+
+  const malformed = registryError(() => digest({ op: 'digest', envelope: true, body: '{"document": {' }))
+  t.equal(malformed.code, 'invalid_request')
+  t.match(malformed.message, /^the request body is not valid JSON: /)
+
+  for (const body of ['[]', '"x"', 'null', '42']) {
+    const notObject = registryError(() => digest({ op: 'digest', envelope: true, body }))
+    t.equal(notObject.code, 'invalid_request', body)
+    t.match(notObject.message, /must be a JSON object/, body)
+  }
+
+  for (const [value, what] of [[42, 'a number'], [[1], 'an array'], [null, 'null'], [true, 'a boolean']] as const) {
+    const bad = registryError(() => digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: value }) }))
+    t.equal(bad.code, 'invalid_document')
+    t.equal(bad.message, `'document' must be an object or a string holding JSON or YAML, not ${what}`)
+  }
+  t.equal(registryError(() => digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: '[1, 2]' }) })).message, 'the document must be an object')
+  t.equal(registryError(() => digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: 'a: !custom x' }) })).code, 'invalid_document')
+  t.equal(
+    registryError(() => digest({ op: 'digest', envelope: true, body: `{"document":{"x":${nested(10_000, 'object')}}}` })).message,
+    'the document is nested too deeply (more than 256 levels)',
+  )
+})
+
+t.test('digest of a raw body or an already-parsed member', async (t) => {
+  const raw = digest({ op: 'digest', body: yamlDoc }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(raw.format, 'yaml')
+  t.equal(raw.text, yamlDoc)
+  const member = digest({ op: 'digest', document: JSON.parse(raw.canonical) }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(member.checksum, raw.checksum)
+  t.equal(member.format, 'json')
+  t.equal(registryError(() => digest({ op: 'digest', document: undefined })).code, 'invalid_request')
+})
+
+t.test('an unchanged upload short-circuits', async (t) => {
+  const first = digest({ op: 'digest', body: yamlDoc, currentChecksum: null }) as Extract<DigestResult, { unchanged: false }>
+  t.same(digest({ op: 'digest', body: JSON.stringify(JSON.parse(first.canonical), null, 4), currentChecksum: first.checksum }), {
+    unchanged: true,
+    checksum: first.checksum,
+  })
+  t.equal((digest({ op: 'digest', body: yamlDoc, currentChecksum: 'sha256:' + '0'.repeat(64) }) as DigestResult).unchanged, false)
+})
+
+t.test('check validates by kind, and lints when given a ruleset', async (t) => {
+  const canonical = canonicalJson(openapi30())
+  t.same(await check({ op: 'check', kind: 'openapi', canonical }), { summary: { openapi: '3.0.3', title: 'Pets', version: '1.0.0' } })
+
+  const invalid = taskError(await run({ op: 'check', kind: 'openapi', canonical: canonicalJson(openapi30({ paths: { '/p': { get: { responses: { '200': {} } } } } })) }))
+  t.equal(invalid.code, 'invalid_document')
+  t.equal(invalid.detail, "the OpenAPI document is not valid at /paths/~1p/get/responses/200: missing required property 'description'")
+  t.same(invalid.errors, [{ path: ['paths', '/p', 'get', 'responses', '200'], message: "missing required property 'description'" }])
+
+  const swagger = taskError(await run({ op: 'check', kind: 'openapi', canonical: '{"swagger":"2.0","info":{},"paths":{}}' }))
+  t.match(swagger.detail, /Swagger 2\.0 is not supported/)
+
+  t.same(await check({ op: 'check', kind: 'jsonschema', canonical: '{"type":"object"}' }), {})
+  const badSchema = taskError(await run({ op: 'check', kind: 'jsonschema', canonical: '{"type":"objekt"}' }))
+  t.match(badSchema.detail, /^the JSON Schema is not valid at \/type: /)
+
+  t.same(await check({ op: 'check', kind: 'ruleset', canonical: '{"extends":"spectral:oas"}' }), {})
+  const badRuleset = taskError(await run({ op: 'check', kind: 'ruleset', canonical: '{"functionsDir":"x","rules":{}}' }))
+  t.equal(badRuleset.code, 'invalid_document')
+  t.match(badRuleset.detail, /functionsDir is not allowed/)
+
+  const skipped = await check({ op: 'check', kind: 'openapi', canonical: '{"openapi":"3.1.0","info":{"title":"T","version":"9"}}', skipValidation: true })
+  t.same(skipped, { summary: { openapi: '3.1.0', title: 'T', version: '9' } }, 'no validation, still the summary')
+
+  const linted = (await check({
+    op: 'check',
+    kind: 'openapi',
+    canonical,
+    ruleset: { checksum: 'sha256:r', document: { rules: { 'has-summary': { given: '$.paths[*][*]', then: { field: 'summary', function: 'truthy' } } } } },
+  })) as CheckResult
+  t.same(linted.findings, [{ code: 'has-summary', message: '"get.summary" property must be truthy', severity: 'warn', path: ['paths', '/pets', 'get'] }])
+
+  const lint = await run({ op: 'lint', canonical: '{"a":{"b":1}}', ruleset: { checksum: 'sha256:r2', document: { rules: { b: { given: '$.a', then: { field: 'b', function: 'falsy' }, severity: 'error' } } } } })
+  t.same(lint, { findings: [{ code: 'b', message: '"b" property must be falsy', severity: 'error', path: ['a', 'b'] }] })
+})
+
+t.test('convert between JSON and YAML', async (t) => {
+  const doc = openapi30({ 'x-strings': ['yes', 'no', 'on', '1.0', '0x1F', 'null', '~', 'true', '2001-12-14', ' padded ', 'a: b', '#not a comment', 'multi\nline'] })
+  const json = JSON.stringify(doc)
+  const yaml = convertText(json, 'json', 'yaml')
+  t.notMatch(yaml, /&|\*a/, 'no anchors or aliases')
+  t.equal(canonicalJson(parseDocumentText(yaml).document), canonicalJson(doc), 'YAML reads back as the same document')
+  t.match(yaml, /- "yes"\n\s+- "no"\n\s+- "on"/, 'strings YAML 1.1 would read as booleans are quoted')
+  t.equal(convertText(yaml, 'yaml', 'json'), JSON.stringify(parseDocumentText(yaml).document), 'compact JSON')
+  t.equal(convertText(json, 'json', 'json'), json, 'same format: untouched')
+  const converted = await run({ op: 'convert', text: yamlDoc, from: 'yaml', to: 'json' })
+  t.same(converted, { text: '{"openapi":"3.1.0","info":{"title":"Pets","version":"1"},"paths":{}}' })
+  t.match(convertText('{"__proto__":{"x":1}}', 'json', 'yaml'), /__proto__:/)
+})
