@@ -55,6 +55,8 @@ export type DigestResult =
       text: string
       /** Canonical JSON (sorted keys, no whitespace); later steps parse this instead of the original. */
       canonical: string
+      /** `openapi`, `info.title`, `info.version` when present (empty strings otherwise). */
+      summary: { openapi: string; title: string; version: string }
     }
 
 /** Step 2: validate the document as its kind and, when `ruleset` is given, lint it. */

@@ -132,7 +132,8 @@ export function digest(task: DigestTask): DigestResult {
   const checksum = checksumOf(canonical)
   if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum }
   const text = parsed.text ?? JSON.stringify(parsed.document)
-  return { unchanged: false, checksum, format: parsed.format, text, canonical }
+  // The summary costs nothing here and spares a check task when validation and lint are both cached.
+  return { unchanged: false, checksum, format: parsed.format, text, canonical, summary: summaryOf(parsed.document) }
 }
 
 const KIND_NAMES: Record<DocumentKind, string> = {
@@ -148,7 +149,7 @@ function invalidDocument(kind: DocumentKind, problems: ProblemItem[]): RegistryE
   return new RegistryError('invalid_document', `${KIND_NAMES[kind]} is not valid${where}: ${first.message}${more}`, problems)
 }
 
-function summaryOf(doc: unknown): CheckResult['summary'] {
+function summaryOf(doc: unknown): NonNullable<CheckResult['summary']> {
   const d = isPlainObject(doc) ? doc : {}
   const info = isPlainObject(d.info) ? d.info : {}
   return {

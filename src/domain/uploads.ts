@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import { RegistryError } from '../errors.js'
 import { parseDocumentText } from '../documents/parse.js'
-import type { DocumentFormat, Finding, RulesetInput } from '../documents/types.js'
+import type { CheckResult, DigestResult, DocumentFormat, Finding, RulesetInput } from '../documents/types.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import type { ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
 import { DOCUMENT_KIND, type DocumentInput, type DocumentProcessor } from './documents.js'
@@ -137,26 +137,25 @@ export class Uploads {
 
   private async check(
     kind: ResourceKind,
-    digest: { checksum: string; format: DocumentFormat; text: string; canonical: string },
+    digest: Extract<DigestResult, { unchanged: false }>,
     lint: LintContext | undefined,
   ): Promise<PreparedDocument> {
     const documentKind = DOCUMENT_KIND[kind]
-    const knownValid = this.index.isKnownValid(documentKind, digest.checksum)
+    // Validity is recorded per resource kind when a version is committed (see RegistryIndex).
+    const knownValid = this.index.isKnownValid(kind, digest.checksum)
     const cachedFindings = lint && this.index.getLintResult(lint.version.checksum, digest.checksum)
     const needsLint = lint !== undefined && cachedFindings === undefined
-    // The summary of an OpenAPI document comes from the check, so APIs always run one (cheap when
-    // validation and lint are both skipped).
-    const result = !knownValid || needsLint || kind === 'api'
+    const result: CheckResult = !knownValid || needsLint
       ? await this.documents.check({
           kind: documentKind,
           canonical: digest.canonical,
           skipValidation: knownValid,
           ruleset: needsLint ? await this.rulesetInput(lint.version) : undefined,
         })
-      : {}
+      : { summary: digest.summary }
     if (needsLint) await this.index.putLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
     const prepared: PreparedDocument = {
-      checksum: digest.checksum, format: digest.format, text: digest.text, summary: result.summary,
+      checksum: digest.checksum, format: digest.format, text: digest.text, summary: result.summary ?? digest.summary,
     }
     if (lint) prepared.lint = { ruleset: lint.ruleset, rulesetVersion: lint.version, findings: cachedFindings ?? result.findings ?? [] }
     return prepared

@@ -77,8 +77,8 @@ export interface RegistryIndex {
   // Derived, cacheable facts about documents
   getLintResult(rulesetChecksum: string, documentChecksum: string): Finding[] | undefined
   putLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void>
-  isKnownValid(kind: string, checksum: string): boolean
-  markValid(kind: string, checksum: string): Promise<void>
+  /** True once a version with this checksum was committed for a resource of this kind. */
+  isKnownValid(kind: ResourceKind, checksum: string): boolean
 
   /** Writes a consistent copy of the index to `directory`. */
   backup(directory: string): Promise<void>

@@ -32,7 +32,7 @@ export const DATABASES = {
   rulesetApis: 'ruleset-apis',
   /** [ruleset version checksum, document checksum] → Finding[] */
   lintResults: 'lint-results',
-  /** [document kind, checksum] → true once a document passed validation as that kind */
+  /** [resource kind, checksum] → true once a version with that content was committed for that kind */
   validDocuments: 'valid-documents',
   /** small settings and markers, e.g. the storage format version */
   meta: 'meta',

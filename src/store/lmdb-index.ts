@@ -291,12 +291,8 @@ export class LmdbIndex implements RegistryIndex {
     await this.db.lintResults.put(keys.lintResult(rulesetChecksum, documentChecksum), findings)
   }
 
-  isKnownValid(kind: string, checksum: string): boolean {
+  isKnownValid(kind: ResourceKind, checksum: string): boolean {
     return this.db.validDocuments.get(keys.validDocument(kind, checksum)) === true
-  }
-
-  async markValid(kind: string, checksum: string): Promise<void> {
-    await this.db.validDocuments.put(keys.validDocument(kind, checksum), true)
   }
 
   // ---------------------------------------------------------------- lifecycle

@@ -21,6 +21,7 @@ t.test('digest with the JSON envelope', async (t) => {
     format: 'json',
     text: '{"b":1,"a":{"d":2,"c":3}}',
     canonical: '{"a":{"c":3,"d":2},"b":1}',
+    summary: { openapi: '', title: '', version: '' },
   })
   const asYamlString = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: yamlDoc }) }) as Extract<DigestResult, { unchanged: false }>
   t.equal(asYamlString.format, 'yaml')
@@ -28,6 +29,7 @@ t.test('digest with the JSON envelope', async (t) => {
   const asJsonString = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: '{"openapi": "3.1.0"}' }) }) as Extract<DigestResult, { unchanged: false }>
   t.equal(asJsonString.format, 'json')
   t.equal(asJsonString.text, '{"openapi": "3.1.0"}')
+  t.same(asJsonString.summary, { openapi: '3.1.0', title: '', version: '' }, 'the summary comes with the digest')
 })
 
 t.test('envelope errors are invalid_request, document errors invalid_document', async (t) => {

@@ -76,9 +76,11 @@ t.test('a lint result is served from the cache on the second identical request',
   const first = await s.call({ method: 'POST', url: `/v1/apis/${a.id}/spec`, payload: { document: doc } })
   t.equal(first.statusCode, 201)
   t.equal(counts.lint, 1, 'Spectral ran once')
+  const checksAfterFirst = counts.check
   const second = await s.call({ method: 'POST', url: `/v1/apis/${b.id}/spec`, payload: { document: doc } })
   t.equal(second.statusCode, 201)
   t.equal(counts.lint, 1, 'the same document and ruleset version are not linted again')
+  t.equal(counts.check, checksAfterFirst, 'nor validated again: no worker check at all')
   t.same(json(second).data.lint.counts, json(first).data.lint.counts)
   await s.call({ method: 'POST', url: `/v1/rulesets/${rs.id}/lint`, payload: { document: doc } })
   t.equal(counts.lint, 1, 'the lint route uses the same cache')
