@@ -8,7 +8,7 @@ import type { Registry } from './domain/registry.js'
 import { notFound } from './errors.js'
 import { requireKeys } from './http/auth.js'
 import { registerBodyParsers } from './http/body-parsers.js'
-import { registerProblemHandlers } from './http/problems.js'
+import { registerProblemHandlers, sendProblem, toRegistryError } from './http/problems.js'
 import { publicRoutes } from './http/public-routes.js'
 import { KINDS, registerResourceRoutes } from './http/resource-routes.js'
 import { registerServiceRoutes } from './http/service-routes.js'
@@ -34,6 +34,8 @@ export async function buildApp(registry: Registry, config: AppConfig, options: {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId()
     },
     return503OnClosing: true,
+    // Errors Fastify raises before routing (a bad URL escape, say) are problem+json like the rest.
+    frameworkErrors: (error, _request, reply) => { sendProblem(reply, toRegistryError(error)) },
     routerOptions: { maxParamLength: 200 },
   })
   app.setValidatorCompiler(compileValidator)
@@ -53,8 +55,9 @@ export async function buildApp(registry: Registry, config: AppConfig, options: {
     const publicHost = config.publicHost.toLowerCase()
     app.addHook('onRequest', async (request) => {
       const host = (request.headers.host ?? '').toLowerCase().replace(/:\d+$/, '')
-      const isPublicRoute = request.url.startsWith('/@')
-      if (request.url === '/healthz') return
+      const path = request.url.split('?')[0]
+      const isPublicRoute = path.startsWith('/@')
+      if (path === '/healthz') return
       // The public host serves only the public registry; other hosts serve everything else.
       if (isPublicRoute !== (host === publicHost)) throw notFound()
     })

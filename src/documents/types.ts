@@ -53,6 +53,8 @@ export type DigestResult =
       format: DocumentFormat
       /** The bytes to store: the upload's own text (YAML text, JSON text, or JSON.stringify of an object). */
       text: string
+      /** SHA-256 hex of `text` as UTF-8: names the blob together with the canonical checksum. */
+      digest: string
       /** Canonical JSON (sorted keys, no whitespace); later steps parse this instead of the original. */
       canonical: string
       /** `openapi`, `info.title`, `info.version` when present (empty strings otherwise). */

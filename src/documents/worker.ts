@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 /**
  * The piscina worker: every parse, validation and lint runs here, never on the server's main thread.
  * Answers `TaskError` objects for RegistryErrors (so the code and items cross the thread boundary);
@@ -133,7 +134,8 @@ export function digest(task: DigestTask): DigestResult {
   if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum }
   const text = parsed.text ?? JSON.stringify(parsed.document)
   // The summary costs nothing here and spares a check task when validation and lint are both cached.
-  return { unchanged: false, checksum, format: parsed.format, text, canonical, summary: summaryOf(parsed.document) }
+  const digest = createHash('sha256').update(text, 'utf8').digest('hex')
+  return { unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(parsed.document) }
 }
 
 const KIND_NAMES: Record<DocumentKind, string> = {

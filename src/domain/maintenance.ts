@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { cp, mkdir, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { canonicalJson, checksumOf } from '../documents/canonical.js'
@@ -11,7 +12,7 @@ export interface VerifyReport {
   problems: string[]
 }
 
-const refKey = (ref: BlobRef) => `${ref.checksum}.${ref.format}`
+const refKey = (ref: BlobRef) => `${ref.checksum}.${ref.digest}.${ref.format}`
 
 /**
  * Checks every blob against its name (the canonical checksum of its content) and every version in the
@@ -26,8 +27,10 @@ export async function verifyStorage(index: RegistryIndex, blobs: BlobStore): Pro
     blobCount += 1
     present.add(refKey(ref))
     try {
-      const text = (await blobs.get(ref)).toString('utf8')
-      const actual = checksumOf(canonicalJson(parseDocumentText(text).document))
+      const bytes = await blobs.get(ref)
+      const digest = createHash('sha256').update(bytes).digest('hex')
+      if (digest !== ref.digest) problems.push(`blob ${refKey(ref)}: bytes have SHA-256 ${digest}`)
+      const actual = checksumOf(canonicalJson(parseDocumentText(bytes.toString('utf8')).document))
       if (actual !== ref.checksum) problems.push(`blob ${refKey(ref)}: content has checksum ${actual}`)
     } catch (error) {
       problems.push(`blob ${refKey(ref)}: unreadable: ${(error as Error).message}`)
@@ -45,19 +48,24 @@ export async function verifyStorage(index: RegistryIndex, blobs: BlobStore): Pro
 }
 
 /**
- * Removes blobs no version references. Blobs younger than `graceMs` are kept: an upload writes its blob
- * before the index transaction that references it.
+ * Removes blobs no version references. An upload writes (or, when the blob exists, touches) its blob
+ * before the index transaction that references it, so: candidates are blobs older than `graceMs`;
+ * the referenced set is read after listing them; and a candidate is removed only if it was still not
+ * touched since the cutoff at the moment of removal.
  */
 export async function collectGarbage(index: RegistryIndex, blobs: BlobStore, graceMs = 15 * 60_000): Promise<{ removed: number; bytesFreed: number }> {
+  const cutoff = Date.now() - graceMs
+  const candidates: BlobRef[] = []
+  for await (const ref of blobs.list()) if (ref.modifiedMs < cutoff) candidates.push(ref)
   const referenced = new Set<string>()
   for (const version of index.allVersions()) referenced.add(refKey(version))
   let removed = 0
   let bytesFreed = 0
-  const cutoff = Date.now() - graceMs
-  for await (const ref of blobs.list()) {
-    if (referenced.has(refKey(ref)) || ref.modifiedMs > cutoff) continue
-    bytesFreed += await blobs.remove(ref)
-    removed += 1
+  for (const ref of candidates) {
+    if (referenced.has(refKey(ref))) continue
+    const freed = await blobs.remove(ref, cutoff)
+    if (freed > 0) removed += 1
+    bytesFreed += freed
   }
   return { removed, bytesFreed }
 }

@@ -74,8 +74,11 @@ export class Resources {
       record.blocking_severity = input.blocking_severity ?? null
     }
     if (kind === 'ruleset') record.blocking_severity = input.blocking_severity ?? 'error'
+    // The reference is checked again inside the transaction: a ruleset deleted meanwhile refuses it.
+    const rulesetId = kind === 'api' ? input.ruleset_id : undefined
     return this.index.createResource(record, input.slug === undefined ? 'derived' : 'explicit',
-      prepared && ((resource) => this.uploads.versionRecord(resource, 1, prepared, 'upload')))
+      prepared && ((resource) => this.uploads.versionRecord(resource, 1, prepared, 'upload')),
+      rulesetId === undefined ? undefined : () => this.requireRuleset(org, rulesetId))
   }
 
   async update(actor: Actor, kind: ResourceKind, id: string, input: UpdateInput): Promise<ResourceRecord> {

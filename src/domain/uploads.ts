@@ -3,15 +3,22 @@ import { RegistryError } from '../errors.js'
 import { parseDocumentText } from '../documents/parse.js'
 import type { CheckResult, DigestResult, DocumentFormat, Finding, RulesetInput } from '../documents/types.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
-import type { ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
+import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
 import { DOCUMENT_KIND, type DocumentInput, type DocumentProcessor } from './documents.js'
 import { newId, now } from './ids.js'
 import { blockingFindings, countFindings } from './lint-gate.js'
 import { effectiveSeverity } from './views.js'
 
+/** How often an upload re-checks when the lint gate changes under it before answering 409. */
+const MAX_GATE_ATTEMPTS = 3
+
+/** Thrown inside the commit transaction (before any write) when the lint gate changed. */
+class StaleLintGate extends Error {}
+
 /** A document that passed digest, validation and (for APIs with a ruleset) lint, not yet stored. */
 export interface PreparedDocument {
   checksum: string
+  digest: string
   format: DocumentFormat
   text: string
   summary?: { openapi: string; title: string; version: string }
@@ -45,18 +52,43 @@ export class Uploads {
     private readonly documents: DocumentProcessor,
   ) {}
 
-  /** Uploads a document to an existing resource. */
+  /**
+   * Uploads a document to an existing resource. The lint gate is decided before the commit and
+   * checked again inside it: when the API's ruleset, its current version or the threshold changed
+   * meanwhile, the document is checked again against the new gate (a few times at most, then 409).
+   */
   async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload'): Promise<UploadOutcome> {
     const current = this.index.getCurrentVersion(resource.id)
     const digest = await this.documents.digest({ ...input, currentChecksum: current?.checksum ?? null })
     if (digest.unchanged) return { version: current!, created: false }
-    const prepared = await this.check(resource.kind, digest, this.lintContext(resource))
-    this.refuseBlocked(resource, prepared)
-    await this.blobs.put(prepared, prepared.text)
-    return this.index.appendVersion(resource.id, (latest, latestCurrent, number) =>
-      latestCurrent?.checksum === prepared.checksum
-        ? { unchanged: latestCurrent }
-        : { version: this.versionRecord(latest, number, prepared, source) })
+    let validated = false
+    for (let attempt = 1; ; attempt++) {
+      const latest = this.index.getResource(resource.id) ?? resource
+      const prepared = await this.check(latest.kind, digest, this.lintContext(latest), validated)
+      validated = true
+      const gate = this.refuseBlocked(latest, prepared)
+      await this.blobs.put(prepared, prepared.text)
+      try {
+        return await this.index.appendVersion(resource.id, (now, nowCurrent, number) => {
+          if (!this.sameGate(now, prepared, gate)) throw new StaleLintGate()
+          return nowCurrent?.checksum === prepared.checksum
+            ? { unchanged: nowCurrent }
+            : { version: this.versionRecord(now, number, prepared, source) }
+        })
+      } catch (error) {
+        if (!(error instanceof StaleLintGate)) throw error
+        if (attempt >= MAX_GATE_ATTEMPTS) {
+          throw new RegistryError('conflict', "the API's ruleset or threshold kept changing during the upload; retry it")
+        }
+      }
+    }
+  }
+
+  /** True when the lint gate that applies now is the one `prepared` passed. */
+  private sameGate(api: ResourceRecord, prepared: PreparedDocument, gate: BlockingSeverity): boolean {
+    const lint = this.lintContext(api)
+    if (!lint && !prepared.lint) return true
+    return lint?.version.id === prepared.lint?.rulesetVersion.id && effectiveSeverity(this.index, api) === gate
   }
 
   /** Validates and lints without storing anything (`?dry_run=true`). */
@@ -93,6 +125,7 @@ export class Uploads {
       organization_id: resource.organization_id,
       number,
       checksum: prepared.checksum,
+      digest: prepared.digest,
       source,
       restored_from: null,
       size: Buffer.byteLength(prepared.text, 'utf8'),
@@ -139,10 +172,11 @@ export class Uploads {
     kind: ResourceKind,
     digest: Extract<DigestResult, { unchanged: false }>,
     lint: LintContext | undefined,
+    validated = false,
   ): Promise<PreparedDocument> {
     const documentKind = DOCUMENT_KIND[kind]
     // Validity is recorded per resource kind when a version is committed (see RegistryIndex).
-    const knownValid = this.index.isKnownValid(kind, digest.checksum)
+    const knownValid = validated || this.index.isKnownValid(kind, digest.checksum)
     const cachedFindings = lint && this.index.getLintResult(lint.version.checksum, digest.checksum)
     const needsLint = lint !== undefined && cachedFindings === undefined
     const result: CheckResult = !knownValid || needsLint
@@ -155,17 +189,19 @@ export class Uploads {
       : { summary: digest.summary }
     if (needsLint) await this.index.putLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
     const prepared: PreparedDocument = {
-      checksum: digest.checksum, format: digest.format, text: digest.text, summary: result.summary ?? digest.summary,
+      checksum: digest.checksum, digest: digest.digest, format: digest.format, text: digest.text,
+      summary: result.summary ?? digest.summary,
     }
     if (lint) prepared.lint = { ruleset: lint.ruleset, rulesetVersion: lint.version, findings: cachedFindings ?? result.findings ?? [] }
     return prepared
   }
 
-  private refuseBlocked(api: ResourceRecord, prepared: PreparedDocument): void {
-    if (!prepared.lint) return
+  /** Throws lint_blocked when findings meet the API's threshold; answers the threshold applied. */
+  private refuseBlocked(api: ResourceRecord, prepared: PreparedDocument): BlockingSeverity {
     const threshold = effectiveSeverity(this.index, api)
+    if (!prepared.lint) return threshold
     const blocking = blockingFindings(prepared.lint.findings, threshold)
-    if (blocking.length === 0) return
+    if (blocking.length === 0) return threshold
     const n = blocking.length
     throw new RegistryError('lint_blocked', `${n} finding${n === 1 ? '' : 's'} at or above '${threshold}' block this publish`,
       blocking.map((f) => ({ code: f.code, message: f.message, severity: f.severity, path: f.path })))

@@ -66,7 +66,7 @@ export class Versions {
   async read(version: VersionRecord, format: DocumentFormat = version.format): Promise<StoredDocument> {
     const own = await this.blobs.get(version)
     if (format === version.format) return { version, format, bytes: own }
-    const key = `${version.checksum}.${format}`
+    const key = `${version.digest}.${format}`
     let bytes = this.converted.get(key)
     if (!bytes) {
       const { text } = await this.documents.convert({ text: own.toString('utf8'), from: version.format, to: format })

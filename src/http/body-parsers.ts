@@ -30,6 +30,31 @@ function decode(body: Buffer): string {
 const isUploadRoute = (request: FastifyRequest): boolean => request.routeOptions.config?.rawDocument === true
 
 /**
+ * Deepest nesting a parsed JSON body may have: a document's own limit (256) plus the body around it.
+ * Deeper values would reach recursive code (validation, the worker hand-off) on the request thread.
+ */
+export const MAX_BODY_DEPTH = 258
+
+/** Iterative, so a hostile body cannot overflow the stack while it is measured. */
+function tooDeep(value: unknown, limit: number): boolean {
+  const nodes: unknown[] = [value]
+  const depths: number[] = [1]
+  while (nodes.length > 0) {
+    const node = nodes.pop()
+    const depth = depths.pop()!
+    if (node === null || typeof node !== 'object') continue
+    if (depth > limit) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === 'object') {
+        nodes.push(child)
+        depths.push(depth + 1)
+      }
+    }
+  }
+  return false
+}
+
+/**
  * JSON bodies are decoded strictly (invalid UTF-8 is a 400, never replaced) and parsed with JSON.parse,
  * which makes `__proto__` an own property, never a prototype. Upload routes keep the text for a worker.
  */
@@ -40,11 +65,14 @@ export function registerBodyParsers(app: FastifyInstance): void {
       const text = decode(body as Buffer)
       if (isUploadRoute(request)) return done(null, { raw: text, envelope: true } satisfies RawDocumentBody)
       if (text.trim() === '') return done(null, undefined)
+      let parsed: unknown
       try {
-        done(null, JSON.parse(text))
+        parsed = JSON.parse(text)
       } catch (error) {
-        done(invalidRequest(`malformed JSON: ${(error as Error).message}`))
+        return done(invalidRequest(`malformed JSON: ${(error as Error).message}`))
       }
+      if (tooDeep(parsed, MAX_BODY_DEPTH)) return done(invalidRequest(`the request body is nested deeper than ${MAX_BODY_DEPTH} levels`))
+      done(null, parsed)
     } catch (error) {
       done(error as Error)
     }

@@ -11,6 +11,8 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_EMPTY_TYPE: 'unsupported_media_type',
   FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
   FST_ERR_VALIDATION: 'invalid_request',
+  FST_ERR_BAD_URL: 'invalid_request',
+  FST_ERR_ASYNC_CONSTRAINT: 'invalid_request',
 }
 
 interface AjvError {

@@ -129,9 +129,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     validatorCompiler: uploadValidatorCompiler,
     schema: {
       tags, security, summary: `Upload a document: a new version unless the checksum is unchanged`, params: Params,
-      querystring: kind === 'api'
-        ? Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'validate and lint only, store nothing' })) })
-        : Type.Object({}),
+      querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'validate (and for APIs lint) only, store nothing' })) }),
       body: UploadBody,
       response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404, 413, 415, 422, 503) },
     },

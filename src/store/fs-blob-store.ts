@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto'
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LRUCache } from 'lru-cache'
 import type { DocumentFormat } from '../documents/types.js'
 import type { BlobRef, BlobStore } from './interfaces.js'
 
 const CHECKSUM = /^sha256:([0-9a-f]{64})$/
-const FILE_NAME = /^([0-9a-f]{64})\.(json|yaml)$/
+const FILE_NAME = /^([0-9a-f]{64})\.([0-9a-f]{64})\.(json|yaml)$/
+const DIGEST = /^[0-9a-f]{64}$/
 
 /**
- * Immutable blobs on disk: `blobs/sha256/<first two hex>/<hex>.<format>`. A blob holds the bytes of
- * the first upload of its canonical content in that format; its name is the canonical checksum, so
- * writing an existing blob again is a no-op.
+ * Immutable blobs on disk: `blobs/sha256/<two hex>/<canonical hex>.<bytes hex>.<format>`. The name
+ * starts with the canonical checksum and carries the SHA-256 of the exact bytes, so the same text is
+ * stored once however often it is uploaded, and every upload is served back in its own form.
  */
 export class FsBlobStore implements BlobStore {
   readonly root: string
@@ -28,15 +29,15 @@ export class FsBlobStore implements BlobStore {
 
   pathOf(ref: BlobRef): string {
     const match = CHECKSUM.exec(ref.checksum)
-    if (!match) throw new Error(`not a checksum: ${ref.checksum}`)
+    if (!match || !DIGEST.test(ref.digest)) throw new Error(`not a blob reference: ${ref.checksum} ${ref.digest}`)
     const hex = match[1]
-    return join(this.root, 'sha256', hex.slice(0, 2), `${hex}.${ref.format}`)
+    return join(this.root, 'sha256', hex.slice(0, 2), `${hex}.${ref.digest}.${ref.format}`)
   }
 
   async put(ref: BlobRef, bytes: string | Buffer): Promise<{ created: boolean; size: number }> {
     const data = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes
     const target = this.pathOf(ref)
-    if (await exists(target)) return { created: false, size: data.length }
+    if (await touch(target)) return { created: false, size: data.length }
     await mkdir(this.tmp, { recursive: true })
     const temporary = join(this.tmp, `${randomBytes(12).toString('hex')}.tmp`)
     try {
@@ -79,16 +80,17 @@ export class FsBlobStore implements BlobStore {
         const match = FILE_NAME.exec(name)
         if (!match) continue
         const { size, mtimeMs } = await stat(join(base, shard, name))
-        yield { checksum: `sha256:${match[1]}`, format: match[2] as DocumentFormat, size, modifiedMs: mtimeMs }
+        yield { checksum: `sha256:${match[1]}`, digest: match[2], format: match[3] as DocumentFormat, size, modifiedMs: mtimeMs }
       }
     }
   }
 
-  async remove(ref: BlobRef): Promise<number> {
+  async remove(ref: BlobRef, unchangedSince?: number): Promise<number> {
     const path = this.pathOf(ref)
-    this.cache?.delete(this.cacheKey(ref))
     try {
-      const { size } = await stat(path)
+      const { size, mtimeMs } = await stat(path)
+      if (unchangedSince !== undefined && mtimeMs >= unchangedSince) return 0
+      this.cache?.delete(this.cacheKey(ref))
       await rm(path)
       return size
     } catch (error) {
@@ -98,13 +100,25 @@ export class FsBlobStore implements BlobStore {
   }
 
   private cacheKey(ref: BlobRef): string {
-    return `${ref.checksum}.${ref.format}`
+    return `${ref.digest}.${ref.format}`
   }
 }
 
 async function exists(path: string): Promise<boolean> {
   try {
     await stat(path)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+}
+
+/** Sets a file's times to now; answers false when it does not exist. */
+async function touch(path: string): Promise<boolean> {
+  const at = new Date()
+  try {
+    await utimes(path, at, at)
     return true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false

@@ -7,20 +7,31 @@ import type {
   KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from './records.js'
 
+/**
+ * A stored text: its canonical checksum (what the document is), the SHA-256 of its bytes (which text
+ * it is: key order, YAML comments) and its format.
+ */
 export interface BlobRef {
   checksum: string
+  digest: string
   format: DocumentFormat
 }
 
 export interface BlobStore {
-  /** Writes the bytes under their checksum unless present: temporary file, fsync, rename. */
+  /**
+   * Writes the bytes unless present (temporary file, fsync, rename). A blob already there is touched,
+   * so that `gc` sees it as young while the upload that found it commits.
+   */
   put(ref: BlobRef, bytes: string | Buffer): Promise<{ created: boolean; size: number }>
   get(ref: BlobRef): Promise<Buffer>
   has(ref: BlobRef): Promise<boolean>
   /** Every stored blob (for verify and gc). */
   list(): AsyncIterable<BlobRef & { size: number; modifiedMs: number }>
-  /** Deletes one blob; answers the bytes freed (0 when it was not there). */
-  remove(ref: BlobRef): Promise<number>
+  /**
+   * Deletes one blob, only when it was last written or touched before `unchangedSince` (ms epoch)
+   * if given; answers the bytes freed (0 when it was not there or is younger).
+   */
+  remove(ref: BlobRef, unchangedSince?: number): Promise<number>
 }
 
 /** How a new slug is chosen when it is taken: an explicit one conflicts, a derived one gets `-2`, `-3`… */
@@ -51,11 +62,15 @@ export interface RegistryIndex {
   getResource(id: string): ResourceRecord | undefined
   getResourceBySlug(organizationId: string, kind: ResourceKind, slug: string): ResourceRecord | undefined
   listResources(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly?: boolean): Page<ResourceRecord>
-  /** Creates a resource (and its first version, when given) in one transaction; returns the record as stored. */
+  /**
+   * Creates a resource (and its first version, when given) in one transaction; returns the record as
+   * stored. `guard` runs first inside the transaction and may throw to refuse (e.g. a reference check).
+   */
   createResource(
     record: ResourceRecord,
     slugMode: SlugMode,
     firstVersion?: (resource: ResourceRecord) => VersionRecord,
+    guard?: () => void,
   ): Promise<{ resource: ResourceRecord; version?: VersionRecord }>
   /** Applies `change` to the current record inside one transaction; 404 when gone, 409 on a taken slug. */
   updateResource(id: string, change: (current: ResourceRecord) => ResourceRecord): Promise<ResourceRecord>

@@ -130,8 +130,10 @@ export class LmdbIndex implements RegistryIndex {
     record: ResourceRecord,
     slugMode: SlugMode,
     firstVersion?: (resource: ResourceRecord) => VersionRecord,
+    guard?: () => void,
   ): Promise<{ resource: ResourceRecord; version?: VersionRecord }> {
     return this.root.transaction(() => {
+      guard?.()
       const slug = this.freeSlug(record.organization_id, record.kind, record.slug, slugMode)
       let resource: ResourceRecord = { ...record, slug }
       const version = firstVersion?.(resource)

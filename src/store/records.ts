@@ -60,6 +60,8 @@ export interface VersionRecord {
   organization_id: string
   number: number
   checksum: string
+  /** SHA-256 hex of the stored bytes: with checksum and format, names the blob. */
+  digest: string
   source: VersionSource
   restored_from: string | null
   size: number

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import t from 'tap'
 import run, { check, digest } from '../../src/documents/worker.js'
 import { canonicalJson, checksumOf } from '../../src/documents/canonical.js'
@@ -20,6 +21,7 @@ t.test('digest with the JSON envelope', async (t) => {
     checksum: checksumOf('{"a":{"c":3,"d":2},"b":1}'),
     format: 'json',
     text: '{"b":1,"a":{"d":2,"c":3}}',
+    digest: createHash('sha256').update('{"b":1,"a":{"d":2,"c":3}}').digest('hex'),
     canonical: '{"a":{"c":3,"d":2},"b":1}',
     summary: { openapi: '', title: '', version: '' },
   })

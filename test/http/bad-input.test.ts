@@ -98,6 +98,10 @@ t.test('10,000-deep nesting', async (t) => {
   expectProblem(t, await upload(x, deepJson, { 'content-type': 'application/yaml' }), 422, 'invalid_document')
   const deepYaml = `openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx-deep: ${'{a: '.repeat(10_000)}1${'}'.repeat(10_000)}\n`
   expectProblem(t, await upload(x, deepYaml, { 'content-type': 'application/yaml' }), 422, 'invalid_document')
+  const deepSchema = `{"name":"s","document":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}}`
+  const schemaRes = await x.s.call({ method: 'POST', url: '/v1/schemas', payload: deepSchema, headers: { 'content-type': 'application/json' } })
+  t.ok([400, 422].includes(schemaRes.statusCode), `a deep document in a create body is refused: ${schemaRes.statusCode}`)
+  t.equal(json(await x.s.call({ method: 'GET', url: '/v1/schemas' })).total, 0)
   const deepBody = `{"name":"a","description":${'['.repeat(10_000)}${']'.repeat(10_000)}}`
   const res = await x.s.call({ method: 'POST', url: '/v1/apis', payload: deepBody, headers: { 'content-type': 'application/json' } })
   t.equal(res.statusCode, 400, 'a deep request body is a bad request')
@@ -221,8 +225,10 @@ t.test('a ruleset with a custom function', async (t) => {
   await assertNothingStoredAndServing(t, x)
 })
 
-t.test('unknown routes and methods answer problem+json 404', async (t) => {
+t.test('unknown routes and methods answer problem+json 404; bad URLs 400', async (t) => {
   const x = await setup(t)
+  expectProblem(t, await x.s.call({ method: 'GET', url: '/v1/apis/%zz' }), 400, 'invalid_request')
+  expectProblem(t, await x.s.call({ method: 'GET', url: '/@acme/apis/%zz', key: null }), 400, 'invalid_request')
   expectProblem(t, await x.s.call({ method: 'GET', url: '/v1/nothing' }), 404, 'not_found')
   expectProblem(t, await x.s.call({ method: 'PUT', url: '/v1/apis' }), 404, 'not_found')
   await assertNothingStoredAndServing(t, x)

@@ -170,3 +170,35 @@ t.test('schemas and rulesets: create with a document, upload, versions, restore'
   const restoredSchema = await s.call({ method: 'POST', url: `/v1/schemas/${schema.id}/versions/${schemaVersions.data[1].id}/restore` })
   t.equal(restoredSchema.statusCode, 201)
 })
+
+t.test('the same content from another organization keeps its own text, never the first uploader\'s', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  const beta = await s.registry.organizations.create('beta')
+  const mine = await createApi(s)
+  const theirs = json(await s.call({ method: 'POST', url: '/v1/apis', key: beta.secret, payload: { name: 'Theirs' } })).data
+  const secretYaml = '# INTERNAL: staging is secret-staging.acme.internal\nopenapi: 3.1.0\ninfo: {title: T, version: "1"}\npaths: {}\n'
+  const plainYaml = 'info: {version: "1", title: T}\npaths: {}\nopenapi: 3.1.0\n'
+  const a = json(await s.call({ method: 'POST', url: `/v1/apis/${mine.id}/spec`, headers: { 'content-type': 'application/yaml' }, payload: secretYaml })).data
+  const b = json(await s.call({ method: 'POST', url: `/v1/apis/${theirs.id}/spec`, key: beta.secret, headers: { 'content-type': 'application/yaml' }, payload: plainYaml })).data
+  t.equal(a.checksum, b.checksum, 'one canonical checksum')
+  t.equal(b.size, Buffer.byteLength(plainYaml))
+  const back = await s.call({ method: 'GET', url: `/v1/apis/${theirs.id}/spec?format=yaml`, key: beta.secret })
+  t.equal(back.body, plainYaml, 'their own text')
+  t.notMatch(back.body, /INTERNAL/)
+  t.equal((await s.call({ method: 'GET', url: `/v1/apis/${mine.id}/spec?format=yaml` })).body, secretYaml)
+  const again = await s.call({ method: 'POST', url: `/v1/apis/${theirs.id}/spec`, key: beta.secret, headers: { 'content-type': 'application/yaml' }, payload: secretYaml })
+  t.equal(again.statusCode, 200, 'the same content in another text is still unchanged')
+})
+
+t.test('dry runs store nothing for schemas and rulesets either', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  const schema = json(await s.call({ method: 'POST', url: '/v1/schemas', payload: { name: 'S', document: { type: 'object' } } })).data
+  const dry = await s.call({ method: 'POST', url: `/v1/schemas/${schema.id}/document?dry_run=true`, payload: { document: { type: 'string' } } })
+  t.equal(dry.statusCode, 200)
+  t.same(json(dry).data.unchanged, false)
+  t.equal(json(await s.call({ method: 'GET', url: `/v1/schemas/${schema.id}/versions` })).total, 1)
+  const invalid = await s.call({ method: 'POST', url: `/v1/schemas/${schema.id}/document?dry_run=true`, payload: { document: { type: 12 } } })
+  t.equal(invalid.statusCode, 422)
+})

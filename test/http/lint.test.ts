@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { DocumentProcessor } from '../../src/domain/documents.js'
 import { SEVERITY_RULESET, countingDocuments, docWithFinding, json, startTestServer } from '../helpers.js'
 
 const SEVERITIES = ['error', 'warn', 'info', 'hint'] as const
@@ -88,4 +89,56 @@ t.test('a lint result is served from the cache on the second identical request',
   await s.call({ method: 'POST', url: `/v1/rulesets/${rs.id}/document`, payload: { document: { ...SEVERITY_RULESET, description: 'v2' } } })
   await s.call({ method: 'POST', url: `/v1/apis/${a.id}/spec?dry_run=true`, payload: { document: doc } })
   t.equal(counts.lint, 2, 'a new ruleset version lints again')
+})
+
+/** Once armed, holds the next worker check until released, so a test can change things while an upload is in flight. */
+function holdFirstCheck() {
+  let release!: () => void
+  let entered!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  const inFlight = new Promise<void>((resolve) => { entered = resolve })
+  let held = true
+  const wrap = (inner: DocumentProcessor): DocumentProcessor => ({
+    digest: (task) => inner.digest(task),
+    check: async (task) => {
+      if (!held) {
+        held = true
+        entered()
+        await released
+      }
+      return inner.check(task)
+    },
+    lint: (task) => inner.lint(task),
+    convert: (task) => inner.convert(task),
+    close: () => inner.close(),
+  })
+  return { wrap, release, inFlight, arm: () => { held = false } }
+}
+
+t.test('a lint gate that changes while an upload is in flight applies to that upload', async (t) => {
+  for (const change of ['attach a ruleset', 'tighten the threshold', 'new ruleset version'] as const) {
+    const hold = holdFirstCheck()
+    const s = await startTestServer({ wrapDocuments: hold.wrap })
+    t.teardown(s.close)
+    const loose = { rules: { 'needs-owner': { ...SEVERITY_RULESET.rules['needs-owner'], severity: 'hint' } } }
+    const rs = json(await s.call({ method: 'POST', url: '/v1/rulesets', payload: { name: 'strict', document: change === 'new ruleset version' ? loose : SEVERITY_RULESET } })).data
+    const apiBody: Record<string, unknown> = { name: 'a' }
+    if (change === 'tighten the threshold') Object.assign(apiBody, { ruleset_id: rs.id, blocking_severity: 'off' })
+    if (change === 'new ruleset version') apiBody.ruleset_id = rs.id
+    const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: apiBody })).data
+    hold.arm()
+    const upload = s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: docWithFinding('error') } })
+    await hold.inFlight
+    const changed = change === 'attach a ruleset'
+      ? await s.call({ method: 'PATCH', url: `/v1/apis/${api.id}`, payload: { ruleset_id: rs.id } })
+      : change === 'tighten the threshold'
+        ? await s.call({ method: 'PATCH', url: `/v1/apis/${api.id}`, payload: { blocking_severity: 'error' } })
+        : await s.call({ method: 'POST', url: `/v1/rulesets/${rs.id}/document`, payload: { document: SEVERITY_RULESET } })
+    t.ok(changed.statusCode < 300, `${change}: ${changed.statusCode}`)
+    hold.release()
+    const res = await upload
+    t.equal(res.statusCode, 422, `${change}: the upload meets the new gate`)
+    t.equal(json(res).code, 'lint_blocked')
+    t.equal(json(await s.call({ method: 'GET', url: `/v1/apis/${api.id}/versions` })).total, 0, 'nothing stored')
+  }
 })

@@ -176,4 +176,19 @@ t.test('the public host serves only the public registry', async (t) => {
   t.equal(onPublic.statusCode, 200)
   t.equal((await s.call({ method: 'GET', url: '/v1/apis', headers: { host: 'registry.example.com' } })).statusCode, 404)
   t.equal((await s.call({ method: 'GET', url: '/@acme/apis/pets', key: null, headers: { host: 'api.internal:8080' } })).statusCode, 404)
+  t.equal((await s.call({ method: 'GET', url: '/healthz?probe=1', key: null, headers: { host: 'registry.example.com' } })).statusCode, 200, 'health on every host')
+})
+
+t.test('creating an API while its ruleset is deleted never leaves a dangling ruleset_id', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  for (let i = 0; i < 10; i++) {
+    const rs = json(await s.call({ method: 'POST', url: '/v1/rulesets', payload: { name: `rules ${i}` } })).data
+    const [deleted, created] = await Promise.all([
+      s.call({ method: 'DELETE', url: `/v1/rulesets/${rs.id}` }),
+      s.call({ method: 'POST', url: '/v1/apis', payload: { name: `api ${i}`, ruleset_id: rs.id } }),
+    ])
+    const both = `${deleted.statusCode}/${created.statusCode}`
+    t.ok(both === '204/422' || both === '409/201', `delete/create answered ${both}`)
+  }
 })

@@ -22,7 +22,7 @@ function resource(name: string, kind: ResourceRecord['kind'] = 'api', visibility
   return { id: newId(), organization_id: org, kind, name, slug: name.toLowerCase().replace(/[^a-z0-9]+/g, '-'), visibility, description: null, created_at: at, updated_at: at, last_number: 0 }
 }
 function version(res: ResourceRecord, number: number, checksum: string): VersionRecord {
-  return { id: newId(), kind: res.kind, resource_id: res.id, organization_id: res.organization_id, number, checksum, source: 'upload', restored_from: null, size: 1, format: 'json', created_at: now() }
+  return { id: newId(), kind: res.kind, resource_id: res.id, organization_id: res.organization_id, number, checksum, digest: '0'.repeat(64), source: 'upload', restored_from: null, size: 1, format: 'json', created_at: now() }
 }
 
 t.test('key layouts order names within one organization, kind and scope', async (t) => {
