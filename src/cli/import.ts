@@ -71,7 +71,8 @@ export async function importFile(registry: Registry, actor: Actor, root: string,
   } catch (error) {
     const detail = (error as Error).message
     const items = (error as { errors?: { message: string }[] }).errors
-    return { file: name, outcome: 'failed', error: items?.length ? `${detail}: ${items[0].message}` : detail }
+    const first = items?.[0]?.message
+    return { file: name, outcome: 'failed', error: first && !detail.includes(first) ? `${detail}: ${first}` : detail }
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * Turning uploaded text into a document: JSON (fast path) or YAML 1.2 with the attack surface of YAML
- * closed (alias bombs, custom tags, merge keys, multi-document streams, deep nesting).
+ * closed (alias bombs, custom tags, multi-document streams, deep nesting).
  */
 import { parseDocument, isMap, isSeq, isPair, isScalar, isAlias, Scalar } from 'yaml'
 import type { Document, Node as YamlNode, Pair as YamlPair, YAMLError } from 'yaml'
@@ -88,7 +88,9 @@ function parseYaml(text: string): unknown {
       // Duplicate keys are found in checkYamlTree: the package's own check compares every key with
       // every other one in a mapping, which takes seconds for a mapping of 10,000 keys.
       uniqueKeys: false,
-      merge: false,
+      // Merge keys (`<<`) are YAML 1.1, but hand-written OpenAPI documents and rulesets use them widely;
+      // the alias limits below bound what they can expand to.
+      merge: true,
       resolveKnownTags: false,
       stringKeys: true,
       strict: true,
@@ -130,9 +132,7 @@ function parseYaml(text: string): unknown {
 
 /**
  * Walks the YAML syntax tree without recursion, before `toJS` (which recurses and expands aliases):
- * refuses duplicate keys, nesting over MAX_DEPTH, YAML 1.1 merge keys (`<<`, which this registry does
- * not expand), and
- * aliases that would expand the document far beyond its text (MAX_EXPANSION times its own nodes),
+ * refuses duplicate keys, nesting over MAX_DEPTH, and aliases that would expand the document far beyond its text (MAX_EXPANSION times its own nodes),
  * which `maxAliasCount` alone would still let grow a hundredfold.
  */
 function checkYamlTree(doc: Document.Parsed, root: YamlNode | null, lines: LineCounter): void {
@@ -157,13 +157,6 @@ function checkYamlTree(doc: Document.Parsed, root: YamlNode | null, lines: LineC
     nodes++
     if (isPair(node)) {
       const key = node.key
-      if (isScalar(key) && key.value === '<<' && key.type === Scalar.PLAIN) {
-        const at = key.range ? lines.linePos(key.range[0]) : undefined
-        const where = at ? ` at line ${at.line}, column ${at.col}` : ''
-        throw invalid('YAML merge keys (<<) are not supported: write the merged members out', [
-          `YAML merge key (<<)${where}: merge keys are not part of YAML 1.2 and are not expanded; write the members out`,
-        ])
-      }
       stack.push([node, depth, true])
       if (node.value) stack.push([node.value as YamlNode, depth, false])
       if (node.key) stack.push([node.key as YamlNode, depth, false])

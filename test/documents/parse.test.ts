@@ -92,9 +92,15 @@ t.test('YAML problems are refused with line and column', async (t) => {
   const multi = registryError(() => load('a: 1\n---\nb: 2\n'))
   t.match(multi.message, /several documents/)
 
-  const merge = registryError(() => load('x: &x {a: 1}\ny:\n  <<: *x\n  b: 2\n'))
-  t.match(merge.message, /merge keys/)
-  t.match(merge.errors?.[0]?.message, /line 3, column 3/)
+  t.same(load('x: &x {a: 1, b: 1}\ny:\n  <<: *x\n  b: 2\n'), { x: { a: 1, b: 1 }, y: { a: 1, b: 2 } },
+    'merge keys expand, and explicit members win')
+  const merged = load('e: &e {__proto__: {polluted: yes}}\ny:\n  <<: *e\n') as { y: object }
+  t.same(Object.keys(merged.y), ['__proto__'], 'a merged __proto__ is an own member')
+  t.equal(Object.getPrototypeOf(merged.y), Object.prototype)
+  t.equal(({} as Record<string, unknown>).polluted, undefined)
+  const mergeBomb = ['a: &a {k0: 0, k1: 1, k2: 2, k3: 3, k4: 4, k5: 5, k6: 6, k7: 7, k8: 8, k9: 9}']
+  for (let i = 1; i < 8; i++) mergeBomb.push(`l${i}: &l${i} [${Array(10).fill(i === 1 ? '*a' : `*l${i - 1}`).join(', ')}]`)
+  registryError(() => load(mergeBomb.join('\n') + '\n'))
   t.same(load('"<<": quoted is just a key\n'), { '<<': 'quoted is just a key' })
 
   const bad = registryError(() => load('a:\n\tb: 1\n'))
