@@ -1,0 +1,328 @@
+/**
+ * `npm run bench`: the registry against the limit. Starts the registry (the built server, a real
+ * process on fresh storage) and a plain Fastify baseline in the same run, measures each figure of
+ * issue 3, and prints one table: figure, registry, baseline, ratio, target, pass. `--json` prints the
+ * same as JSON; `--corpus DIR` uses real documents for the document-bound figures.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir, totalmem } from 'node:os'
+import { Worker } from 'node:worker_threads'
+import { extname, join } from 'node:path'
+import { canonicalJson, checksumOf } from '../src/documents/canonical.js'
+import { parseDocumentText } from '../src/documents/parse.js'
+import { Organizations } from '../src/domain/organizations.js'
+import { newId, now } from '../src/domain/ids.js'
+import { LmdbIndex } from '../src/store/lmdb-index.js'
+import type { ResourceRecord } from '../src/store/records.js'
+import { generateOpenApi } from './generate.js'
+import { compareThroughput, load, median } from './load.js'
+import { peakRssMb, startBaseline, startRegistry, type Started } from './processes.js'
+
+interface Row {
+  figure: string
+  registry: number
+  baseline: number | null
+  unit: string
+  ratio: number | null
+  target: string
+  pass: boolean | null
+}
+
+const args = process.argv.slice(2)
+const asJson = args.includes('--json')
+const corpusDir = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : undefined
+/** `--only reads,upload,lint,scale,storage` runs some groups of figures (for iterating on one). */
+const only = args.includes('--only') ? new Set(args[args.indexOf('--only') + 1].split(',')) : undefined
+const runs = (group: string) => !only || only.has(group)
+const log = (message: string) => { if (!asJson) process.stderr.write(`${message}\n`) }
+const rows: Row[] = []
+const work = mkdtempSync(join(tmpdir(), 'registry-bench-'))
+const KEY = `sk_${'b'.repeat(43)}`
+const auth = { authorization: `Bearer ${KEY}` }
+const running: Started[] = []
+
+function row(figure: string, registry: number, baseline: number | null, unit: string, target: string, pass: (ratio: number) => boolean) {
+  const ratio = baseline === null ? null : registry / baseline
+  rows.push({ figure, registry, baseline, unit, ratio, target, pass: ratio === null ? null : pass(ratio) })
+  log(`  ${figure}: ${registry.toFixed(1)} ${unit}${baseline === null ? '' : ` vs ${baseline.toFixed(1)} → ${ratio!.toFixed(3)} (${target})`}`)
+}
+
+async function request(base: string, method: string, path: string, body?: string, contentType = 'application/json') {
+  const res = await fetch(`${base}${path}`, {
+    method, headers: { ...auth, ...(body === undefined ? {} : { 'content-type': contentType }) }, body,
+  }).catch((error: Error & { cause?: Error }) => {
+    throw new Error(`${method} ${path}: ${error.message}${error.cause ? ` (${error.cause.message})` : ''}`)
+  })
+  const text = await res.text()
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`)
+  return { status: res.status, text, json: () => JSON.parse(text) }
+}
+
+async function timed<T>(action: () => Promise<T>): Promise<[number, T]> {
+  const began = performance.now()
+  const value = await action()
+  return [performance.now() - began, value]
+}
+
+/** An upload body for a document: JSON in the `{ document }` envelope (text kept as is), YAML raw. */
+interface Upload { body: string; contentType: string; text: string; label: string }
+const jsonUpload = (text: string, label: string): Upload => ({ body: `{"document":${text}}`, contentType: 'application/json', text, label })
+function fileUpload(path: string): Upload {
+  const text = readFileSync(path, 'utf8')
+  const label = path.split('/').pop()!
+  return extname(path) === '.json' ? jsonUpload(text, label) : { body: text, contentType: 'application/yaml', text, label }
+}
+
+/** Documents for the document-bound figures: generated, or the corpus files nearest in size. */
+function documents(): { mid: (seed: number) => Upload; large: (seed: number) => Upload } {
+  if (!corpusDir) {
+    return {
+      mid: (seed) => jsonUpload(JSON.stringify(generateOpenApi(500_000, seed, 'Mid API')), `generated 500 KB #${seed}`),
+      large: (seed) => jsonUpload(JSON.stringify(generateOpenApi(5_000_000, seed, 'Large API')), `generated 5 MB #${seed}`),
+    }
+  }
+  const files = readdirSync(corpusDir).filter((f) => /\.(json|ya?ml)$/.test(f)).map((f) => join(corpusDir, f))
+  const nearest = (bytes: number) => files.reduce((a, b) => Math.abs(statSync(a).size - bytes) <= Math.abs(statSync(b).size - bytes) ? a : b)
+  const variant = (path: string) => (seed: number): Upload => {
+    // A new version of a real document: the same text with a different `info.version`.
+    const upload = fileUpload(path)
+    if (seed === 1) return upload
+    const doc = parseDocumentText(upload.text).document as { info: { version: string } }
+    doc.info.version = `${doc.info.version}-bench.${seed}`
+    return jsonUpload(JSON.stringify(doc), `${upload.label} #${seed}`)
+  }
+  return { mid: variant(nearest(500_000)), large: variant(nearest(5_000_000)) }
+}
+
+/** The work the registry cannot avoid for an unchanged upload: parse, canonical form, SHA-256. */
+function floorMs(upload: Upload): number {
+  const runs: number[] = []
+  for (let i = 0; i < 5; i++) {
+    const began = performance.now()
+    const document = upload.contentType === 'application/json' ? JSON.parse(upload.body).document : parseDocumentText(upload.body).document
+    checksumOf(canonicalJson(document))
+    runs.push(performance.now() - began)
+  }
+  return median(runs)
+}
+
+/**
+ * What validation and lint of the same documents cost without the registry: in a worker thread (see
+ * in-process.ts), the first document a warm-up that compiles the ruleset. Answers one time per document.
+ */
+function validateAndLintMs(uploads: Upload[]): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./in-process.ts', import.meta.url), {
+      workerData: { texts: [JSON.stringify(generateOpenApi(20_000, 99)), ...uploads.map((u) => u.text)] },
+    })
+    worker.once('message', (times: number[]) => resolve(times.slice(1)))
+    worker.once('error', reject)
+  })
+}
+
+async function seedApis(storage: string, count: number): Promise<void> {
+  const index = new LmdbIndex(join(storage, 'index'))
+  const orgs = new Organizations(index)
+  const { organization } = await orgs.create('default', 'Default', KEY)
+  const at = now()
+  for (let start = 0; start < count; start += 2000) {
+    const batch: Promise<unknown>[] = []
+    for (let i = start; i < Math.min(count, start + 2000); i++) {
+      const record: ResourceRecord = {
+        id: newId(), organization_id: organization.id, kind: 'api', name: `api ${String(i).padStart(6, '0')}`,
+        slug: `api-${i}`, visibility: 'private', description: null, created_at: at, updated_at: at, last_number: 0,
+        logo_url: null, ruleset_id: null, blocking_severity: null,
+      }
+      batch.push(index.createResource(record, 'explicit'))
+    }
+    await Promise.all(batch)
+  }
+  await index.close()
+}
+
+async function main() {
+  log(`registry bench on ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; work dir ${work}`)
+  const docs = documents()
+
+  const registry = await startRegistry(join(work, 'main'), KEY)
+  running.push(registry)
+  const base = registry.url
+  const api = (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: 'Bench' }))).json().data
+  const mid1 = docs.mid(1)
+  await request(base, 'POST', `/v1/apis/${api.id}/spec`, mid1.body, mid1.contentType)
+  const bytes = Buffer.from((await request(base, 'GET', `/v1/apis/${api.id}/spec`)).text)
+  const object = (await request(base, 'GET', `/v1/apis/${api.id}`)).text
+  if (runs('reads')) await reads(base, api.id, bytes, object)
+  if (runs('upload')) await unchangedUpload(base, docs.large(1))
+  if (runs('lint')) await lintedUploads(registry, api.id, docs)
+  await registry.stop()
+  if (runs('scale')) await scale()
+  if (runs('storage')) await storageFigure()
+}
+
+/** Figures 1 and 2: reads against a baseline serving the same bytes and the same object. */
+async function reads(base: string, apiId: string, bytes: Buffer, object: string) {
+  const api = { id: apiId }
+  writeFileSync(join(work, 'bytes'), bytes)
+  writeFileSync(join(work, 'object.json'), object)
+  const baseline = await startBaseline(join(work, 'bytes'), join(work, 'object.json'))
+  running.push(baseline)
+  log('reads')
+  await load(`${base}/v1/apis/${api.id}/spec`, { headers: auth, seconds: 1 })
+  await load(`${baseline.url}/bytes`, { seconds: 1 })
+  const doc = await compareThroughput(
+    () => load(`${base}/v1/apis/${api.id}/spec`, { headers: auth, seconds: 4 }),
+    () => load(`${baseline.url}/bytes`, { seconds: 4 }))
+  row(`1. GET current document (${Math.round(bytes.length / 1024)} KB), requests/s`, doc.registry, doc.baseline, 'req/s', '≥ 0.8×', (r) => r >= 0.8)
+  await load(`${base}/v1/apis/${api.id}`, { headers: auth, seconds: 1 })
+  await load(`${baseline.url}/object`, { seconds: 1 })
+  const obj = await compareThroughput(
+    () => load(`${base}/v1/apis/${api.id}`, { headers: auth, seconds: 4 }),
+    () => load(`${baseline.url}/object`, { seconds: 4 }))
+  row(`2. GET /v1/apis/{api} (${object.length} B), requests/s`, obj.registry, obj.baseline, 'req/s', '≥ 0.7×', (r) => r >= 0.7)
+  await baseline.stop()
+}
+
+/** Figure 3: an unchanged 5 MB upload against parse + canonical form + SHA-256 in process. */
+async function unchangedUpload(base: string, large1: Upload) {
+  log('unchanged upload')
+  const bigApi = (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: 'Large' }))).json().data
+  await request(base, 'POST', `/v1/apis/${bigApi.id}/spec`, large1.body, large1.contentType)
+  const unchanged: number[] = []
+  for (let i = 0; i < 6; i++) {
+    const [ms, res] = await timed(() => request(base, 'POST', `/v1/apis/${bigApi.id}/spec`, large1.body, large1.contentType))
+    if (res.status !== 200) throw new Error(`expected an unchanged upload, got ${res.status}`)
+    if (i > 0) unchanged.push(ms)
+  }
+  row(`3. unchanged re-upload (${(large1.body.length / 1e6).toFixed(1)} MB), ms`, median(unchanged), floorMs(large1), 'ms', '≤ 1.5×', (r) => r <= 1.5)
+}
+
+/** Figures 4, 5 and 8: uploads with a ruleset, the lint cache, reads while linting, peak memory. */
+async function lintedUploads(registry: Started, apiId: string, docs: ReturnType<typeof documents>) {
+  const base = registry.url
+  const api = { id: apiId }
+  log('linted uploads (the 5 MB lint takes about a minute on each side)')
+  const ruleset = (await request(base, 'POST', '/v1/rulesets', JSON.stringify({ name: 'Default rules', blocking_severity: 'off' }))).json().data
+  const linted = (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: 'Linted', ruleset_id: ruleset.id }))).json().data
+  const second = (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: 'Second', ruleset_id: ruleset.id }))).json().data
+  const small = jsonUpload(JSON.stringify(generateOpenApi(20_000, 99)), 'warm-up')
+  await request(base, 'POST', `/v1/apis/${linted.id}/spec`, small.body, small.contentType) // compiles the ruleset in a worker
+
+  const midRegistry: number[] = []
+  const mids = [2, 3, 4].map((seed) => docs.mid(seed))
+  for (const mid of mids) {
+    midRegistry.push((await timed(() => request(base, 'POST', `/v1/apis/${linted.id}/spec`, mid.body, mid.contentType)))[0])
+  }
+  const midInProcess = await validateAndLintMs(mids)
+  const lastMid = mids[mids.length - 1]
+  row('4a. new version with a ruleset (500 KB), ms', median(midRegistry), median(midInProcess), 'ms', '≤ 1.2×', (r) => r <= 1.2)
+  const [midCached] = await timed(() => request(base, 'POST', `/v1/apis/${second.id}/spec`, lastMid.body, lastMid.contentType))
+  row('4b. same content to a second API (500 KB), ms', midCached, median(midRegistry), 'ms', '≤ 0.1× of 4a', (r) => r <= 0.1)
+
+  const probe = `${base}/v1/apis/${api.id}`
+  const idle = await load(probe, { headers: auth, seconds: 5, rate: 200, connections: 4 })
+  const large2 = docs.large(2)
+  const uploading = timed(() => request(base, 'POST', `/v1/apis/${linted.id}/spec`, large2.body, large2.contentType))
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  const busy = await load(probe, { headers: auth, seconds: 10, rate: 200, connections: 4 })
+  const [largeMs] = await uploading
+  const peak = peakRssMb(registry.child.pid!)
+  const [largeInProcess] = await validateAndLintMs([large2])
+  row('4c. new version with a ruleset (5 MB), ms', largeMs, largeInProcess, 'ms', '≤ 1.2×', (r) => r <= 1.2)
+  const [largeCached] = await timed(() => request(base, 'POST', `/v1/apis/${second.id}/spec`, large2.body, large2.contentType))
+  row('4d. same content to a second API (5 MB), ms', largeCached, largeMs, 'ms', '≤ 0.1× of 4c', (r) => r <= 0.1)
+  row('5. GET p99 while the 5 MB document is linted (200 req/s), ms', busy.p99, idle.p99, 'ms', '≤ 3× idle p99', (r) => r <= 3)
+  rows.push({ figure: '8. peak resident memory of the server (linting 5 MB), MB', registry: peak, baseline: null, unit: 'MB', ratio: null, target: 'reported', pass: null })
+  log(`  8. peak RSS ${peak} MB`)
+}
+
+/** Figure 6: a list page and start-up at 100,000 APIs against 100 APIs and empty storage. */
+async function scale() {
+  log('100,000 APIs')
+  const seeded: Record<string, string> = {}
+  for (const count of [100, 100_000]) {
+    seeded[count] = join(work, `apis-${count}`)
+    await seedApis(seeded[count], count)
+  }
+  const empty = await startRegistry(join(work, 'empty'), KEY)
+  await empty.stop()
+  const startups: Record<string, number> = {}
+  const pages: Record<string, number> = {}
+  for (const count of ['100', '100000']) {
+    const server = await startRegistry(seeded[count], KEY)
+    running.push(server)
+    startups[count] = server.startupMs
+    await load(`${server.url}/v1/apis?limit=100&page=1`, { headers: auth, seconds: 1 })
+    const results: number[] = []
+    for (let i = 0; i < 3; i++) results.push((await load(`${server.url}/v1/apis?limit=100&page=1`, { headers: auth, seconds: 3 })).p50)
+    pages[count] = median(results)
+    const total = (await request(server.url, 'GET', '/v1/apis?limit=1')).json().total
+    if (total !== Number(count)) throw new Error(`seeded ${count} APIs, the registry lists ${total}`)
+    await server.stop()
+  }
+  row('6a. list page (limit=100) at 100,000 APIs vs 100, p50 ms', pages['100000'], pages['100'], 'ms', '≤ 1.5×', (r) => r <= 1.5)
+  row('6b. start-up on 100,000 APIs vs empty storage, ms', startups['100000'], empty.startupMs, 'ms', '≤ 2×', (r) => r <= 2)
+}
+
+/** Figure 7: blob bytes after 1,000 uploads of 100 distinct documents in 10 organizations. */
+async function storageFigure() {
+  log('storage')
+  const storage = join(work, 'storage')
+  const index = new LmdbIndex(join(storage, 'index'))
+  const orgs = new Organizations(index)
+  const keys: string[] = []
+  for (let o = 0; o < 10; o++) {
+    const key = `sk_${String(o).repeat(43)}`
+    await orgs.create(`org-${o}`, `Org ${o}`, key)
+    keys.push(key)
+  }
+  await index.close()
+  const server = await startRegistry(storage, KEY)
+  running.push(server)
+  const distinct = Array.from({ length: 100 }, (_, i) => JSON.stringify(generateOpenApi(20_000, 1000 + i, `API ${i}`)))
+  const documentBytes = distinct.reduce((n, text) => n + Buffer.byteLength(text), 0)
+  await Promise.all(keys.map(async (key, o) => {
+    const post = async (path: string, body: string) => {
+      const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body })
+      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+      return res.json() as Promise<{ data: { id: string } }>
+    }
+    const apis: string[] = []
+    for (let a = 0; a < 10; a++) apis.push((await post('/v1/apis', JSON.stringify({ name: `api ${a}` }))).data.id)
+    for (let u = 0; u < 100; u++) await post(`/v1/apis/${apis[u % 10]}/spec`, `{"document":${distinct[(u * 7 + o * 13) % 100]}}`)
+  }))
+  await server.stop()
+  let blobBytes = 0
+  const shards = join(storage, 'blobs', 'sha256')
+  for (const shard of readdirSync(shards)) for (const file of readdirSync(join(shards, shard))) blobBytes += statSync(join(shards, shard, file)).size
+  row('7. blob bytes after 1,000 uploads of 100 documents in 10 organizations, KB', blobBytes / 1024, documentBytes / 1024, 'KB', '≤ 1.05×', (r) => r <= 1.05)
+}
+
+function printTable(): void {
+  const fmt = (n: number | null) => (n === null ? '' : n >= 100 ? n.toFixed(0) : n.toFixed(2))
+  const lines = [
+    '| figure | registry | baseline | ratio | target | pass |',
+    '|---|---:|---:|---:|---|---|',
+    ...rows.map((r) => `| ${r.figure} | ${fmt(r.registry)} | ${fmt(r.baseline)} | ${r.ratio === null ? '' : r.ratio.toFixed(3)} | ${r.target} | ${r.pass === null ? '' : r.pass ? 'pass' : 'FAIL'} |`),
+  ]
+  process.stdout.write(`${lines.join('\n')}\n`)
+}
+
+const machine = { cores: cpus().length, cpu: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version }
+const began = Date.now()
+try {
+  await main()
+  if (asJson) process.stdout.write(`${JSON.stringify({ machine, seconds: Math.round((Date.now() - began) / 1000), corpus: corpusDir ?? null, rows }, null, 2)}\n`)
+  else {
+    log(`\n${machine.cores} cores (${machine.cpu}), ${machine.memory_gib} GiB, Node ${machine.node}; ${Math.round((Date.now() - began) / 1000)} s\n`)
+    printTable()
+  }
+  process.exitCode = rows.some((r) => r.pass === false) ? 1 : 0
+} catch (error) {
+  process.stderr.write(`bench failed: ${(error as Error).stack}\n`)
+  for (const server of running) process.stderr.write(`--- ${server.url} printed:\n${server.output().slice(-4000)}\n`)
+  process.exitCode = 2
+} finally {
+  await Promise.all(running.map((s) => s.stop().catch(() => undefined)))
+  rmSync(work, { recursive: true, force: true })
+}
