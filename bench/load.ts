@@ -2,6 +2,8 @@ import autocannon from 'autocannon'
 
 export interface LoadResult {
   rps: number
+  /** Mean latency in ms (autocannon's percentiles are whole milliseconds). */
+  mean: number
   p50: number
   p99: number
   errors: number
@@ -23,6 +25,7 @@ export async function load(url: string, options: LoadOptions): Promise<LoadResul
   })
   return {
     rps: result.requests.average,
+    mean: result.latency.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
