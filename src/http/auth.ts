@@ -10,8 +10,14 @@ declare module 'fastify' {
 
 /** Every route registered in `app` (a `/v1` scope) requires a valid key. */
 export function requireKeys(app: FastifyInstance, registry: Registry): void {
-  app.addHook('onRequest', async (request) => {
-    request.actor = registry.organizations.authenticate(request.headers.authorization)
+  // A callback hook: no promise per request on every authenticated route.
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      request.actor = registry.organizations.authenticate(request.headers.authorization)
+    } catch (error) {
+      return done(error as Error)
+    }
+    done()
   })
 }
 

@@ -26,7 +26,7 @@ export const DATABASES = {
   versions: 'versions',
   /** version id → [resource id, number] */
   versionIds: 'version-ids',
-  /** resource id → current version id */
+  /** resource id → the current VersionRecord (a copy of the one under versions, read on every GET) */
   current: 'current',
   /** [ruleset id, api id] → null: which APIs use a ruleset */
   rulesetApis: 'ruleset-apis',

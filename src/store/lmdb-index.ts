@@ -14,6 +14,13 @@ type Databases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key
 
 export const INDEX_FILE = 'registry.mdb'
 
+/**
+ * Databases read on every request. Their decoded records are cached; `validated` checks each cached
+ * record against the stored bytes, so writes by another process (the CLI revoking a key, say) are seen
+ * at once. Records handed out are shared: callers copy before changing (they all do, with spreads).
+ */
+const HOT_DATABASES = ['organizations', 'keys', 'keyHashes', 'resources', 'current', 'versionIds', 'versions'] as const
+
 /** The LMDB implementation of the index: one environment under `<storage>/index`. */
 export class LmdbIndex implements RegistryIndex {
   private readonly root: RootDatabase<any, Key>
@@ -24,7 +31,8 @@ export class LmdbIndex implements RegistryIndex {
     this.root = open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 32, readOnly: options.readOnly })
     const db = {} as Databases
     for (const [field, name] of Object.entries(DATABASES)) {
-      db[field as keyof Databases] = this.root.openDB<any, Key>({ name })
+      const hot = (HOT_DATABASES as readonly string[]).includes(field)
+      db[field as keyof Databases] = this.root.openDB<any, Key>({ name, cache: hot ? { validated: true } : false })
     }
     this.db = db
   }
@@ -235,8 +243,10 @@ export class LmdbIndex implements RegistryIndex {
   // ---------------------------------------------------------------- versions
 
   getCurrentVersion(resourceId: string): VersionRecord | undefined {
-    const versionId = this.db.current.get(resourceId)
-    return versionId === undefined ? undefined : this.getVersionById(versionId)
+    // The current version's record itself, not its id: one read on every GET of a resource. (Storage
+    // written before that change holds the id.)
+    const current: VersionRecord | string | undefined = this.db.current.get(resourceId)
+    return typeof current === 'string' ? this.getVersionById(current) : current
   }
 
   getVersion(resourceId: string, number: number): VersionRecord | undefined {
@@ -275,7 +285,7 @@ export class LmdbIndex implements RegistryIndex {
   private putCurrentVersion(version: VersionRecord): void {
     this.db.versions.put(keys.version(version.resource_id, version.number), version)
     this.db.versionIds.put(version.id, [version.resource_id, version.number])
-    this.db.current.put(version.resource_id, version.id)
+    this.db.current.put(version.resource_id, version)
     this.db.validDocuments.put(keys.validDocument(version.kind, version.checksum), true)
   }
 
