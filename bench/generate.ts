@@ -4,8 +4,8 @@
  * that refer to each other, and examples that match their schemas.
  */
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same document on every machine. */
-function random(seed: number): () => number {
+/** A small seeded PRNG (mulberry32): the same seed gives the same sequence on every machine. */
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0
@@ -87,7 +87,7 @@ function operations(i: number, name: string, example: Json): Json {
 
 /** An OpenAPI 3.1 document whose JSON text is about `targetBytes` long. */
 export function generateOpenApi(targetBytes: number, seed = 1, title = 'Generated API'): Json {
-  const rnd = random(seed)
+  const rnd = seededRandom(seed)
   const doc: Json = {
     openapi: '3.1.0',
     info: {

@@ -1,9 +1,9 @@
+import { randomBytes } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { Config } from './config.js'
-import { newId } from './domain/ids.js'
 import type { Registry } from './domain/registry.js'
 import { notFound } from './errors.js'
 import { requireKeys } from './http/auth.js'
@@ -11,29 +11,53 @@ import { registerBodyParsers } from './http/body-parsers.js'
 import { registerProblemHandlers, sendProblem, toRegistryError } from './http/problems.js'
 import { publicRoutes } from './http/public-routes.js'
 import { KINDS, registerResourceRoutes } from './http/resource-routes.js'
+import { clientErrorHandler } from './http/client-errors.js'
+import { recordRequests, registerMetricsRoute } from './http/metrics-routes.js'
 import { registerServiceRoutes } from './http/service-routes.js'
 import { compileValidator } from './http/validation.js'
+import { RegistryMetrics } from './metrics/registry-metrics.js'
 
 export type AppConfig = Pick<Config, 'bodyLimit' | 'publicHost' | 'rateLimitPerMinute' | 'logLevel'>
+  & Partial<Pick<Config, 'metricsToken'>>
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 
-/** Builds the HTTP application around an open registry; `server.ts` starts it. */
-export async function buildApp(registry: Registry, config: AppConfig, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+/**
+ * Request ids: a random prefix per process and a counter. Unique across restarts and cheap: a ULID per
+ * request cost about 5% of a small GET (a crypto random fill each time).
+ */
+function requestIds(): () => string {
+  const prefix = randomBytes(6).toString('base64url')
+  let counter = 0
+  return () => `${prefix}-${(++counter).toString(36)}`
+}
+
+/**
+ * Builds the HTTP application around an open registry; `server.ts` starts it. `metrics` should be the
+ * object the registry was opened with, so that `/metrics` also shows the domain's and workers' work;
+ * without it, only HTTP metrics are recorded.
+ */
+export async function buildApp(
+  registry: Registry, config: AppConfig, options: { logger?: boolean; metrics?: RegistryMetrics } = {},
+): Promise<FastifyInstance> {
+  const metrics = options.metrics ?? new RegistryMetrics()
+  const nextRequestId = requestIds()
   const app = Fastify({
     logger: options.logger === false ? false : {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
     },
     bodyLimit: config.bodyLimit,
-    // Per-request access logs cost throughput on every GET; errors are still logged by the error handler.
-    logController: new LogController({ disableRequestLogging: true }),
+    // Per-request access logs cost throughput on every GET: only at debug and trace level. Errors are
+    // always logged by the error handler. Neither ever holds a header (see the redact paths).
+    logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(config.logLevel) }),
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId()
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId()
     },
     return503OnClosing: true,
+    clientErrorHandler,
     // Errors Fastify raises before routing (a bad URL escape, say) are problem+json like the rest.
     frameworkErrors: (error, _request, reply) => { sendProblem(reply, toRegistryError(error)) },
     routerOptions: { maxParamLength: 200 },
@@ -43,12 +67,20 @@ export async function buildApp(registry: Registry, config: AppConfig, options: {
   // dropped or coerced by a schema that lags behind the objects.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data))
   app.decorateRequest('actor', null)
+  recordRequests(app, metrics)
+  metrics.track(registry)
+  app.addHook('onClose', (_instance, done) => {
+    metrics.untrack()
+    done()
+  })
   registerProblemHandlers(app)
   registerBodyParsers(app)
 
-  app.addHook('onSend', async (request, reply) => {
+  // A callback hook, not an async one: no promise per response on the hottest path.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')
+    done(null, payload)
   })
 
   if (config.publicHost) {
@@ -57,7 +89,7 @@ export async function buildApp(registry: Registry, config: AppConfig, options: {
       const host = (request.headers.host ?? '').toLowerCase().replace(/:\d+$/, '')
       const path = request.url.split('?')[0]
       const isPublicRoute = path.startsWith('/@')
-      if (path === '/healthz') return
+      if (path === '/healthz' || path === '/readyz') return
       // The public host serves only the public registry; other hosts serve everything else.
       if (isPublicRoute !== (host === publicHost)) throw notFound()
     })
@@ -69,6 +101,9 @@ export async function buildApp(registry: Registry, config: AppConfig, options: {
       timeWindow: 60_000,
       hook: 'preHandler',
       keyGenerator: (request) => request.actor?.keyId ?? request.ip,
+      // The limit headers go out with a 429 (and Retry-After) only: computing them for every response
+      // cost a tenth of a small GET.
+      addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     })
   }
 
@@ -85,7 +120,8 @@ export async function buildApp(registry: Registry, config: AppConfig, options: {
   })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null } as never })
 
-  registerServiceRoutes(app)
+  registerServiceRoutes(app, registry)
+  registerMetricsRoute(app, metrics, config.metricsToken)
   await app.register(async (v1) => {
     requireKeys(v1, registry)
     for (const kind of KINDS) registerResourceRoutes(v1, registry, kind)

@@ -11,6 +11,12 @@ export interface Config {
   lintTimeoutMs: number
   lintMemoryMb: number
   workers: number
+  /** Spectral runs after which a worker is replaced (0: never). */
+  workerMaxRuns: number
+  /** Heap size (MB) after a task above which a worker is replaced (0: never). */
+  workerMaxHeapMb: number
+  /** When set, GET /metrics requires `Authorization: Bearer <this>`. */
+  metricsToken: string | undefined
   bootstrapKey: string | undefined
   logLevel: string
   /** Requests per minute per key (or per client address without a key); 0 turns limiting off. */
@@ -36,6 +42,7 @@ function integer(name: string, value: string | undefined, fallback: number, min 
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const lintMemoryMb = integer('REGISTRY_LINT_MEMORY_MB', env.REGISTRY_LINT_MEMORY_MB, 4096, 64)
   return {
     port: integer('PORT', env.PORT, 8080),
     host: env.HOST || '127.0.0.1',
@@ -43,8 +50,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicHost: env.REGISTRY_PUBLIC_HOST || undefined,
     bodyLimit: parseSize(env.REGISTRY_BODY_LIMIT || '64mb'),
     lintTimeoutMs: integer('REGISTRY_LINT_TIMEOUT_MS', env.REGISTRY_LINT_TIMEOUT_MS, 120_000, 1),
-    lintMemoryMb: integer('REGISTRY_LINT_MEMORY_MB', env.REGISTRY_LINT_MEMORY_MB, 4096, 64),
+    lintMemoryMb,
     workers: integer('REGISTRY_WORKERS', env.REGISTRY_WORKERS, Math.max(1, Math.min(4, availableParallelism())), 1),
+    workerMaxRuns: integer('REGISTRY_WORKER_MAX_RUNS', env.REGISTRY_WORKER_MAX_RUNS, 1000),
+    workerMaxHeapMb: integer('REGISTRY_WORKER_MAX_HEAP_MB', env.REGISTRY_WORKER_MAX_HEAP_MB, Math.min(1024, Math.floor(lintMemoryMb / 2))),
+    metricsToken: env.REGISTRY_METRICS_TOKEN || undefined,
     bootstrapKey: env.REGISTRY_BOOTSTRAP_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: integer('REGISTRY_RATE_LIMIT', env.REGISTRY_RATE_LIMIT, 6000),

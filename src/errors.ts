@@ -4,6 +4,7 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
   not_found: 404,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -11,9 +12,12 @@ export const ERROR_STATUS = {
   invalid_reference: 422,
   lint_blocked: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   lint_timeout: 503,
   lint_resource_limit: 503,
+  unavailable: 503,
+  storage_full: 507,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_STATUS

@@ -1,14 +1,16 @@
 import { loadConfig } from './config.js'
 import { buildApp } from './app.js'
 import { Registry } from './domain/registry.js'
+import { RegistryMetrics } from './metrics/registry-metrics.js'
 
 /** Starts the registry: open storage, first-start bootstrap, listen, and shut down cleanly on signals. */
 export async function serve(): Promise<void> {
   const config = loadConfig()
-  const registry = Registry.open(config)
+  const metrics = new RegistryMetrics({ processMetrics: true })
+  const registry = Registry.open(config, metrics)
   const issued = await registry.organizations.bootstrap(config.bootstrapKey)
   if (issued) process.stdout.write(`API key: ${issued.secret}\n`)
-  const app = await buildApp(registry, config)
+  const app = await buildApp(registry, config, { metrics })
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return

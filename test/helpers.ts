@@ -3,6 +3,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp, type AppConfig } from '../src/app.js'
 import type { DocumentProcessor } from '../src/domain/documents.js'
 import { Registry } from '../src/domain/registry.js'
+import { RegistryMetrics } from '../src/metrics/registry-metrics.js'
+import type { BlobStore } from '../src/store/interfaces.js'
 
 import { tempDir } from './temp.js'
 
@@ -29,20 +31,24 @@ export async function startTestServer(options: {
   config?: Partial<AppConfig>
   lintTimeoutMs?: number
   storage?: string
-  /** Wraps the worker pool, e.g. to count how often Spectral runs. */
-  wrapDocuments?: (documents: DocumentProcessor) => DocumentProcessor
+  /** Wraps (or replaces) the worker pool, e.g. to count how often Spectral runs. */
+  wrapDocuments?: (documents: DocumentProcessor, metrics: RegistryMetrics) => DocumentProcessor
+  /** Wraps the blob store, e.g. to inject write faults. */
+  wrapBlobs?: (blobs: BlobStore) => BlobStore
 } = {}): Promise<TestServer> {
   const storage = options.storage ?? tempDir()
+  const metrics = new RegistryMetrics()
   const opened = Registry.open({
     storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
-  })
-  const registry = options.wrapDocuments
-    ? new Registry(opened.index, opened.blobs, options.wrapDocuments(opened.documents))
+  }, metrics)
+  const registry = options.wrapDocuments || options.wrapBlobs
+    ? new Registry(opened.index, options.wrapBlobs?.(opened.blobs) ?? opened.blobs,
+      options.wrapDocuments?.(opened.documents, metrics) ?? opened.documents, metrics)
     : opened
   const created = registry.organizations.bySlug('acme')
     ? undefined
     : await registry.organizations.create('acme', 'Acme')
-  const app = await buildApp(registry, appConfig(options.config), { logger: false })
+  const app = await buildApp(registry, appConfig(options.config), { logger: false, metrics })
   const key = created?.secret ?? ''
   return {
     app, registry, storage, key, orgId: created?.organization.id ?? registry.organizations.requireBySlug('acme').id,

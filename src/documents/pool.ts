@@ -5,8 +5,16 @@
  * The time limit counts from the moment a worker starts the task (the worker says so with a message),
  * not from submission: time spent waiting in the queue, or for a replacement worker to start, is not
  * validation or lint time and must not make an upload fail.
+ *
+ * Workers are recycled: Spectral (and the schema cache of its functions) keeps memory across runs, so
+ * a worker that has been given `maxRuns` Spectral runs, or whose heap after a task is above `maxHeapMb`,
+ * is retired. Piscina has no such option; its load balancer hook does it without losing a task: the
+ * balancer counts the lint tasks it gives each worker (tasks carry that in piscina's queue options) and
+ * gives a retiring worker no new task; once idle, the worker is terminated and piscina starts a
+ * replacement. The heap is known only from the worker's report after a task, which may arrive after
+ * the worker was given one more task: that one is run too.
  */
-import { Piscina } from 'piscina'
+import { Piscina, queueOptionsSymbol } from 'piscina'
 import { RegistryError } from '../errors.js'
 import type {
   CheckResult,
@@ -19,7 +27,32 @@ import type {
   LintTask,
   TaskError,
 } from './types.js'
-import type { WorkerTask, StartedMessage } from './worker.js'
+import type { StartedMessage, StatsMessage, WorkerTask, WorkPhase } from './worker.js'
+
+export type { WorkPhase }
+
+/** Piscina's views of a task and a worker, as its load balancer sees them (not exported by name). */
+type Balancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>
+type PiscinaTask = Parameters<Balancer>[0]
+type PiscinaWorker = Parameters<Balancer>[1][number]
+
+/** What a task tells the load balancer (piscina's queue options; never sent to the worker). */
+interface QueueOptions {
+  runId: number
+  /** The task runs Spectral: it counts towards the worker's `maxRuns`. */
+  lint: boolean
+}
+
+/** Why a worker was ended (and replaced). */
+export type WorkerEnd = 'runs' | 'heap' | 'timeout' | 'memory' | 'crash'
+
+/** What the pool tells an operator about its workers (metrics). */
+export interface WorkerObserver {
+  /** Seconds a worker spent in one phase of a task. */
+  phase(phase: WorkPhase, seconds: number): void
+  /** A worker was ended and is being replaced. */
+  workerEnded(reason: WorkerEnd): void
+}
 
 export interface DocumentWorkersOptions {
   /** Worker threads, all kept alive (at least 1). */
@@ -30,6 +63,23 @@ export interface DocumentWorkersOptions {
   memoryMb: number
   /** Compile the validators and load Spectral as each worker starts (default true). */
   warm?: boolean
+  /** Retire a worker after this many Spectral runs (0 or absent: never). */
+  maxRuns?: number
+  /** Retire a worker whose heap after a task is above this many MB (0 or absent: never). */
+  maxHeapMb?: number
+  observer?: WorkerObserver
+  /** The worker module (a URL or path); tests give one that misbehaves. Default: worker.ts next to this file. */
+  filename?: string
+}
+
+/** What the pool knows of one worker thread, by thread id. */
+interface WorkerState {
+  handle: PiscinaWorker
+  /** Spectral runs given to this worker. */
+  lintRuns: number
+  /** Set once the worker must take no new task; it is ended when idle. */
+  retiring?: WorkerEnd
+  ending?: boolean
 }
 
 function isTaskError(value: unknown): value is TaskError {
@@ -46,6 +96,12 @@ function isStartedMessage(value: unknown): value is StartedMessage {
   return value !== null && typeof value === 'object' && typeof (value as StartedMessage).documentTaskStarted === 'number'
 }
 
+function isStatsMessage(value: unknown): value is StatsMessage {
+  return value !== null && typeof value === 'object' && typeof (value as StatsMessage).documentWorkerStats === 'object'
+}
+
+const NO_OBSERVER: WorkerObserver = { phase() {}, workerEnded() {} }
+
 class TaskTimeout extends Error {
   override readonly name = 'TaskTimeout'
 }
@@ -56,25 +112,90 @@ export class DocumentWorkers {
   readonly #memoryMb: number
   /** Runs submitted and not finished: what to do when their worker starts them. */
   readonly #onStart = new Map<number, () => void>()
+  readonly #workers = new Map<number, WorkerState>()
+  /** The worker each run was given to, while it runs. */
+  readonly #runWorkers = new Map<number, WorkerState>()
+  readonly #maxRuns: number
+  readonly #maxHeapBytes: number
+  readonly #observer: WorkerObserver
   #nextRun = 0
+  #closed = false
 
   constructor(options: DocumentWorkersOptions) {
     const threads = Math.max(1, Math.floor(options.threads))
     this.#timeoutMs = options.timeoutMs
     this.#memoryMb = options.memoryMb
+    this.#maxRuns = options.maxRuns ?? 0
+    this.#maxHeapBytes = (options.maxHeapMb ?? 0) * 1024 * 1024
+    this.#observer = options.observer ?? NO_OBSERVER
     this.#pool = new Piscina({
-      filename: workerFile(),
+      filename: options.filename ?? workerFile(),
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Infinity,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
       workerData: { warm: options.warm !== false },
+      loadBalancer: (task, workers) => this.#pick(task, workers),
     })
     // A worker that dies while idle is replaced by piscina; without a listener the event would throw.
-    this.#pool.on('error', () => {})
+    this.#pool.on('error', () => this.#observer.workerEnded('crash'))
+    this.#pool.on('workerCreate', (handle: PiscinaWorker) => this.#stateOf(handle))
+    // A thread that has exited no longer knows its id: forget every worker piscina has destroyed.
+    this.#pool.on('workerDestroy', () => {
+      for (const [id, state] of this.#workers) if (state.handle.destroyed) this.#workers.delete(id)
+    })
     this.#pool.on('message', (message: unknown) => {
       if (isStartedMessage(message)) this.#onStart.get(message.documentTaskStarted)?.()
+      else if (isStatsMessage(message)) this.#onStats(message.documentWorkerStats)
     })
+  }
+
+  #stateOf(handle: PiscinaWorker): WorkerState {
+    let state = this.#workers.get(handle.id)
+    if (!state) this.#workers.set(handle.id, (state = { handle, lintRuns: 0 }))
+    return state
+  }
+
+  /** The load balancer: an idle worker that is not retiring, else none (the task waits in the queue). */
+  #pick(task: PiscinaTask, workers: PiscinaWorker[]): PiscinaWorker | null {
+    for (const worker of workers) {
+      if (worker.currentUsage !== 0 || worker.terminating) continue
+      const state = this.#stateOf(worker)
+      if (state.retiring) continue
+      const options = task[queueOptionsSymbol] as QueueOptions | null
+      if (options) this.#runWorkers.set(options.runId, state)
+      if (options?.lint) {
+        state.lintRuns += 1
+        if (this.#maxRuns > 0 && state.lintRuns >= this.#maxRuns) state.retiring = 'runs'
+      }
+      return worker
+    }
+    return null
+  }
+
+  #onStats(stats: StatsMessage['documentWorkerStats']): void {
+    for (const [phase, seconds] of Object.entries(stats.phases)) this.#observer.phase(phase as WorkPhase, seconds)
+    const state = this.#workers.get(stats.threadId)
+    if (!state || state.retiring || this.#maxHeapBytes === 0 || stats.heapUsedBytes <= this.#maxHeapBytes) return
+    state.retiring = 'heap'
+    this.#endIdleRetired()
+  }
+
+  /** Terminates retiring workers that have finished their last task; piscina starts replacements. */
+  #endIdleRetired(): void {
+    for (const state of this.#workers.values()) {
+      if (!state.retiring || state.ending || state.handle.currentUsage !== 0) continue
+      const thread = this.#pool.threads.find((t) => t.threadId === state.handle.id)
+      if (!thread) continue
+      state.ending = true
+      this.#observer.workerEnded(state.retiring)
+      void thread.terminate()
+    }
+  }
+
+  /** True while the pool is open and has at least one worker thread. */
+  get ready(): boolean {
+    return !this.#closed && this.#pool.threads.length > 0
   }
 
   get queueSize(): number {
@@ -100,12 +221,18 @@ export class DocumentWorkers {
     })
     let result: unknown
     try {
-      result = await this.#pool.run({ ...task, runId }, { signal: controller.signal })
+      const lint = task.op === 'lint' || (task.op === 'check' && task.ruleset !== undefined)
+      const options: QueueOptions = { runId, lint }
+      result = await this.#pool.run({ ...task, runId, [queueOptionsSymbol]: options }, { signal: controller.signal })
     } catch (err) {
-      throw this.#failure(err, task, controller.signal.reason instanceof TaskTimeout)
+      // Piscina destroys a worker that exits or throws outside a task before it fails that worker's tasks.
+      const workerEnded = this.#runWorkers.get(runId)?.handle.destroyed === true
+      throw this.#failure(err, task, controller.signal.reason instanceof TaskTimeout, workerEnded)
     } finally {
+      this.#runWorkers.delete(runId)
       this.#onStart.delete(runId)
       if (timer) clearTimeout(timer)
+      this.#endIdleRetired()
     }
     if (isTaskError(result)) {
       const { code, detail, errors } = result.error
@@ -114,21 +241,27 @@ export class DocumentWorkers {
     return result as R
   }
 
-  #failure(err: unknown, task: WorkerTask, timedOut: boolean): RegistryError {
+  #failure(err: unknown, task: WorkerTask, timedOut: boolean, workerEnded: boolean): RegistryError {
     const e = err as { name?: unknown; code?: unknown; message?: unknown }
     let error: RegistryError
     if (timedOut) {
+      this.#observer.workerEnded('timeout')
       error =
         task.op === 'convert'
           ? new RegistryError('lint_timeout', `converting the document took longer than ${this.#timeoutMs} ms`)
           : new RegistryError('lint_timeout', `validation and lint took longer than ${this.#timeoutMs} ms; nothing was stored`)
     } else if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      this.#observer.workerEnded('memory')
       error = new RegistryError(
         'lint_resource_limit',
         `validation and lint needed more than the ${this.#memoryMb} MB of memory a document may use; nothing was stored`,
       )
-    } else if (e?.name === 'AbortError') {
+    } else if (e?.name === 'AbortError' || this.#closed) {
       error = new RegistryError('internal', 'the document workers are shutting down')
+    } else if (workerEnded) {
+      // The worker exited or threw outside the task: piscina has already started a replacement.
+      this.#observer.workerEnded('crash')
+      error = new RegistryError('internal', 'the document worker stopped unexpectedly; nothing was stored')
     } else {
       error = new RegistryError('internal', 'processing the document failed unexpectedly')
     }
@@ -154,6 +287,7 @@ export class DocumentWorkers {
 
   /** Ends every worker; pending tasks are rejected. */
   async close(): Promise<void> {
+    this.#closed = true
     await this.#pool.destroy()
     this.#onStart.clear()
   }

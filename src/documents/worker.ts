@@ -4,7 +4,9 @@ import { createHash } from 'node:crypto'
  * Answers `TaskError` objects for RegistryErrors (so the code and items cross the thread boundary);
  * anything unexpected is thrown and becomes an `internal` error in the pool.
  */
-import { parentPort } from 'node:worker_threads'
+import { performance } from 'node:perf_hooks'
+import { getHeapStatistics } from 'node:v8'
+import { parentPort, threadId } from 'node:worker_threads'
 import { workerData } from 'piscina'
 import { RegistryError } from '../errors.js'
 import type { ProblemItem } from '../errors.js'
@@ -42,6 +44,22 @@ export type WorkerTask = Task | WarmTask
 export interface StartedMessage {
   documentTaskStarted: number
 }
+
+/** The phases of a task that are timed (seconds) and reported to the pool after every task. */
+export type WorkPhase = 'digest' | 'validate' | 'lint' | 'convert'
+
+/**
+ * Posted by a worker after every task: how long its phases took and how large its heap is, so that
+ * the pool can report the times and retire a worker that grew (see pool.ts).
+ */
+export interface StatsMessage {
+  documentWorkerStats: {
+    threadId: number
+    heapUsedBytes: number
+    phases: Partial<Record<WorkPhase, number>>
+  }
+}
+
 export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | { warmed: true } | TaskError
 
 /** What a worker compiles and loads before its first upload needs it, in steps of at most ~0.5 s. */
@@ -69,6 +87,27 @@ function warmInBackground(): void {
     setImmediate(next)
   }
   setImmediate(next)
+}
+
+/** Phase times of the task being run (a worker runs one task at a time). */
+let phases: Partial<Record<WorkPhase, number>> = {}
+
+function timed<T>(phase: WorkPhase, work: () => T): T {
+  const started = performance.now()
+  try {
+    return work()
+  } finally {
+    phases[phase] = (phases[phase] ?? 0) + (performance.now() - started) / 1000
+  }
+}
+
+async function timedLint<T>(work: () => Promise<T>): Promise<T> {
+  const started = performance.now()
+  try {
+    return await work()
+  } finally {
+    phases.lint = (phases.lint ?? 0) + (performance.now() - started) / 1000
+  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -118,6 +157,10 @@ function fromEnvelope(body: string): unknown {
 }
 
 export function digest(task: DigestTask): DigestResult {
+  return timed('digest', () => digestNow(task))
+}
+
+function digestNow(task: DigestTask): DigestResult {
   let parsed: { document: unknown; format: DocumentFormat; text: string | null }
   if (task.envelope) {
     if (typeof task.body !== 'string') throw new Error('digest: envelope without body')
@@ -164,36 +207,48 @@ function summaryOf(doc: unknown): NonNullable<CheckResult['summary']> {
 export async function check(task: CheckTask): Promise<CheckResult> {
   const doc: unknown = JSON.parse(task.canonical)
   const result: CheckResult = {}
-  if (!task.skipValidation) {
-    switch (task.kind) {
-      case 'openapi': {
-        const { problems, summary } = validateOpenApi(doc)
-        if (problems.length > 0) throw invalidDocument('openapi', problems)
-        result.summary = summary
-        break
-      }
-      case 'jsonschema': {
-        const problems = validateJsonSchema(doc)
-        if (problems.length > 0) throw invalidDocument('jsonschema', problems)
-        break
-      }
-      case 'ruleset':
-        compileRuleset(doc)
-        break
-    }
-  } else if (task.kind === 'openapi') {
-    result.summary = summaryOf(doc)
-  }
-  if (task.ruleset) result.findings = await lintDocument(task.canonical, task.ruleset)
+  if (!task.skipValidation) timed('validate', () => validate(task.kind, doc, result))
+  else if (task.kind === 'openapi') result.summary = summaryOf(doc)
+  const ruleset = task.ruleset
+  if (ruleset) result.findings = await timedLint(() => lintDocument(task.canonical, ruleset))
   return result
 }
 
+function validate(kind: DocumentKind, doc: unknown, result: CheckResult): void {
+  switch (kind) {
+    case 'openapi': {
+      const { problems, summary } = validateOpenApi(doc)
+      if (problems.length > 0) throw invalidDocument('openapi', problems)
+      result.summary = summary
+      break
+    }
+    case 'jsonschema': {
+      const problems = validateJsonSchema(doc)
+      if (problems.length > 0) throw invalidDocument('jsonschema', problems)
+      break
+    }
+    case 'ruleset':
+      compileRuleset(doc)
+      break
+  }
+}
+
 export async function lint(task: LintTask): Promise<LintResult> {
-  return { findings: await lintDocument(task.canonical, task.ruleset) }
+  return { findings: await timedLint(() => lintDocument(task.canonical, task.ruleset)) }
 }
 
 export function convert(task: ConvertTask): ConvertResult {
-  return { text: convertText(task.text, task.from, task.to) }
+  return timed('convert', () => ({ text: convertText(task.text, task.from, task.to) }))
+}
+
+/** Tells the pool what the task cost and how this worker is doing (see StatsMessage). */
+function reportStats(): void {
+  if (!parentPort) return
+  const stats: StatsMessage = {
+    documentWorkerStats: { threadId, heapUsedBytes: getHeapStatistics().used_heap_size, phases },
+  }
+  phases = {}
+  parentPort.postMessage(stats)
 }
 
 export default async function run(task: WorkerTask & { runId?: number }): Promise<WorkerResult> {
@@ -201,6 +256,7 @@ export default async function run(task: WorkerTask & { runId?: number }): Promis
     const started: StartedMessage = { documentTaskStarted: task.runId }
     parentPort.postMessage(started)
   }
+  phases = {}
   try {
     switch (task.op) {
       case 'digest':
@@ -224,6 +280,8 @@ export default async function run(task: WorkerTask & { runId?: number }): Promis
       return { error }
     }
     throw err
+  } finally {
+    if (task.op !== 'warm') reportStats()
   }
 }
 

@@ -15,6 +15,10 @@ export interface DocumentProcessor {
   lint(task: Input<LintTask>): Promise<LintResult>
   convert(task: Input<ConvertTask>): Promise<ConvertResult>
   close(): Promise<void>
+  /** False when no worker can take a task (closed, or none running); absent: always ready. */
+  readonly ready?: boolean
+  /** Tasks waiting for a worker. */
+  readonly queueSize?: number
 }
 
 export const DOCUMENT_KIND: Record<ResourceKind, DocumentKind> = {

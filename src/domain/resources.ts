@@ -6,6 +6,7 @@ import type {
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
 import { newId, now } from './ids.js'
+import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import type { Actor } from './organizations.js'
 import { deriveSlug } from './slugs.js'
 import type { Uploads } from './uploads.js'
@@ -35,6 +36,7 @@ export class Resources {
   constructor(
     private readonly index: RegistryIndex,
     private readonly uploads: Uploads,
+    private readonly metrics: DomainMetrics = NO_METRICS,
   ) {}
 
   /** A resource of this kind in the actor's organization; anything else is the same 404. */
@@ -76,9 +78,11 @@ export class Resources {
     if (kind === 'ruleset') record.blocking_severity = input.blocking_severity ?? 'error'
     // The reference is checked again inside the transaction: a ruleset deleted meanwhile refuses it.
     const rulesetId = kind === 'api' ? input.ruleset_id : undefined
-    return this.index.createResource(record, input.slug === undefined ? 'derived' : 'explicit',
+    const created = await this.index.createResource(record, input.slug === undefined ? 'derived' : 'explicit',
       prepared && ((resource) => this.uploads.versionRecord(resource, 1, prepared, 'upload')),
       rulesetId === undefined ? undefined : () => this.requireRuleset(org, rulesetId))
+    if (created.version) this.metrics.versionWritten(kind, 'upload')
+    return created
   }
 
   async update(actor: Actor, kind: ResourceKind, id: string, input: UpdateInput): Promise<ResourceRecord> {

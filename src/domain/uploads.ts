@@ -7,6 +7,7 @@ import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, Ver
 import { DOCUMENT_KIND, type DocumentInput, type DocumentProcessor } from './documents.js'
 import { newId, now } from './ids.js'
 import { blockingFindings, countFindings } from './lint-gate.js'
+import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { effectiveSeverity } from './views.js'
 
 /** How often an upload re-checks when the lint gate changes under it before answering 409. */
@@ -50,6 +51,7 @@ export class Uploads {
     private readonly index: RegistryIndex,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
+    private readonly metrics: DomainMetrics = NO_METRICS,
   ) {}
 
   /**
@@ -67,14 +69,16 @@ export class Uploads {
       const prepared = await this.check(latest.kind, digest, this.lintContext(latest), validated)
       validated = true
       const gate = this.refuseBlocked(latest, prepared)
-      await this.blobs.put(prepared, prepared.text)
+      await this.storeBlob(prepared)
       try {
-        return await this.index.appendVersion(resource.id, (now, nowCurrent, number) => {
+        const outcome = await this.index.appendVersion(resource.id, (now, nowCurrent, number) => {
           if (!this.sameGate(now, prepared, gate)) throw new StaleLintGate()
           return nowCurrent?.checksum === prepared.checksum
             ? { unchanged: nowCurrent }
             : { version: this.versionRecord(now, number, prepared, source) }
         })
+        if (outcome.created) this.metrics.versionWritten(resource.kind, source)
+        return outcome
       } catch (error) {
         if (!(error instanceof StaleLintGate)) throw error
         if (attempt >= MAX_GATE_ATTEMPTS) {
@@ -114,7 +118,8 @@ export class Uploads {
 
   /** Stores a prepared document's blob; the caller's index transaction follows. */
   async storeBlob(prepared: PreparedDocument): Promise<void> {
-    await this.blobs.put(prepared, prepared.text)
+    const { created, size } = await this.blobs.put(prepared, prepared.text)
+    if (created) this.metrics.blobWritten(size)
   }
 
   versionRecord(resource: ResourceRecord, number: number, prepared: PreparedDocument, source: VersionSource): VersionRecord {
@@ -155,6 +160,7 @@ export class Uploads {
     const digest = await this.documents.digest({ ...input, currentChecksum: null })
     if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
     const cached = this.index.getLintResult(version.checksum, digest.checksum)
+    this.metrics.lintCache(cached !== undefined)
     if (cached) return cached
     const { findings } = await this.documents.lint({ canonical: digest.canonical, ruleset: await this.rulesetInput(version) })
     await this.index.putLintResult(version.checksum, digest.checksum, findings)
@@ -179,6 +185,7 @@ export class Uploads {
     const knownValid = validated || this.index.isKnownValid(kind, digest.checksum)
     const cachedFindings = lint && this.index.getLintResult(lint.version.checksum, digest.checksum)
     const needsLint = lint !== undefined && cachedFindings === undefined
+    if (lint) this.metrics.lintCache(!needsLint)
     const result: CheckResult = !knownValid || needsLint
       ? await this.documents.check({
           kind: documentKind,

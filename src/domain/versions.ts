@@ -5,6 +5,7 @@ import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'
 import { newId, now } from './ids.js'
+import { NO_METRICS, type DomainMetrics } from './metrics.js'
 
 export interface StoredDocument {
   version: VersionRecord
@@ -22,6 +23,7 @@ export class Versions {
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
     convertedCacheBytes = 64 * 1024 * 1024,
+    private readonly metrics: DomainMetrics = NO_METRICS,
   ) {
     this.converted = new LRUCache<string, Buffer>({ maxSize: convertedCacheBytes, sizeCalculation: (b) => Math.max(1, b.length) })
   }
@@ -54,12 +56,14 @@ export class Versions {
    */
   async restore(resource: ResourceRecord, versionId: string): Promise<{ version: VersionRecord; created: boolean }> {
     const source = this.byId(resource, versionId)
-    return this.index.appendVersion(resource.id, (_latest, current, number) => {
+    const outcome = await this.index.appendVersion(resource.id, (_latest, current, number) => {
       if (current && current.checksum === source.checksum) return { unchanged: current }
       return {
         version: { ...source, id: newId(), number, source: 'restore', restored_from: source.id, created_at: now() },
       }
     })
+    if (outcome.created) this.metrics.versionWritten(resource.kind, 'restore')
+    return outcome
   }
 
   /** The stored bytes in the version's own format, or converted to the other one. */

@@ -22,9 +22,15 @@ interface AjvError {
   params?: Record<string, unknown>
 }
 
+/** File-system errors that mean the storage is full: the write is refused, nothing is stored. */
+const STORAGE_FULL = new Set(['ENOSPC', 'EDQUOT'])
+
 /** Turns anything thrown into a RegistryError; unknown errors become a bare 500. */
 export function toRegistryError(error: unknown): RegistryError {
   if (error instanceof RegistryError) return error
+  if (STORAGE_FULL.has((error as NodeJS.ErrnoException | undefined)?.code ?? '')) {
+    return new RegistryError('storage_full', 'the registry has no space left on its storage; nothing was stored, retry later')
+  }
   const fastifyError = error as FastifyError & { validation?: AjvError[]; validationContext?: string }
   if (fastifyError?.validation) {
     const where = fastifyError.validationContext ?? 'request'

@@ -1,12 +1,32 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { stringify } from 'yaml'
+import type { Registry } from '../domain/registry.js'
+import { RegistryError } from '../errors.js'
+import { sendProblem } from './problems.js'
 
-/** Health and the service's own OpenAPI description. */
-export function registerServiceRoutes(app: FastifyInstance): void {
+const Readiness = Type.Object({ status: Type.Literal('ready'), storage: Type.Boolean(), workers: Type.Boolean() })
+
+/** Health, readiness and the service's own OpenAPI description. */
+export function registerServiceRoutes(app: FastifyInstance, registry: Registry): void {
+  // Probes are never rate limited: behind a proxy they share one client address with the traffic.
   app.get('/healthz', {
+    config: { rateLimit: false },
     schema: { tags: ['Service'], summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
   }, async () => ({ status: 'ok' as const }))
+
+  app.get('/readyz', {
+    config: { rateLimit: false },
+    schema: {
+      tags: ['Service'], summary: 'Ready to serve: the storage is open and a document worker is running',
+      response: { 200: Readiness },
+    },
+  }, async (_request, reply) => {
+    const { storage, workers } = registry.readiness()
+    if (storage && workers) return { status: 'ready' as const, storage, workers }
+    const missing = [storage ? '' : 'the storage is not open', workers ? '' : 'no document worker is running'].filter(Boolean)
+    return sendProblem(reply, new RegistryError('unavailable', `not ready: ${missing.join('; ')}`))
+  })
 
   let yaml: string | undefined
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

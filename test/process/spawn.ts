@@ -23,7 +23,10 @@ export async function startServer(storage: string, env: Record<string, string> =
   child.stdout!.on('data', (chunk) => { out += chunk })
   child.stderr!.on('data', (chunk) => { out += chunk })
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`server did not start:\n${out}`))
+    }, 30_000)
     const check = () => {
       const match = /registry listening on (http:\/\/[\d.:]+)/.exec(out)
       if (match) {

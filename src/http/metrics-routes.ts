@@ -1,0 +1,53 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance, onResponseHookHandler } from 'fastify'
+import { RegistryError } from '../errors.js'
+import type { RegistryMetrics } from '../metrics/registry-metrics.js'
+import { sendProblem } from './problems.js'
+
+/**
+ * Every response is counted and timed by its route's pattern (never the raw URL, which would make a
+ * label per id). Each route gets its own hook with its labels built once, so a request costs one
+ * counter increment and one histogram observation. Requests that match no route count as `unmatched`.
+ * Must be registered before the routes.
+ */
+export function recordRequests(app: FastifyInstance, metrics: RegistryMetrics): void {
+  app.addHook('onRoute', (route) => {
+    const method = Array.isArray(route.method) ? route.method.join(',') : route.method
+    const record = metrics.requestRecorder(method, route.url ?? route.path)
+    const hook: onResponseHookHandler = (_request, reply, done) => {
+      record(reply.statusCode, reply.elapsedTime / 1000)
+      done()
+    }
+    const existing = route.onResponse
+    route.onResponse = existing === undefined ? hook : [...(Array.isArray(existing) ? existing : [existing]), hook]
+  })
+  const unmatched = new Map<string, ReturnType<RegistryMetrics['requestRecorder']>>()
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) {
+      let record = unmatched.get(request.method)
+      if (!record) unmatched.set(request.method, (record = metrics.requestRecorder(request.method, 'unmatched')))
+      record(reply.statusCode, reply.elapsedTime / 1000)
+    }
+    done()
+  })
+}
+
+/**
+ * `GET /metrics` in Prometheus' text format. Open like `/healthz` unless a token is configured; then
+ * it needs `Authorization: Bearer <token>` (compared in constant time, as digests).
+ */
+export function registerMetricsRoute(app: FastifyInstance, metrics: RegistryMetrics, token: string | undefined): void {
+  const expected = token === undefined ? undefined : digest(`Bearer ${token}`)
+  app.get('/metrics', {
+    config: { rateLimit: false },
+    schema: { tags: ['Service'], summary: 'Prometheus metrics', description: 'Needs `Authorization: Bearer <REGISTRY_METRICS_TOKEN>` when that is set.' },
+  }, async (request, reply) => {
+    if (expected && !timingSafeEqual(digest(request.headers.authorization ?? ''), expected)) {
+      return sendProblem(reply, new RegistryError('unauthorized', 'the metrics token is required: Authorization: Bearer <REGISTRY_METRICS_TOKEN>',
+        undefined, { 'www-authenticate': 'Bearer' }))
+    }
+    return reply.type(metrics.contentType).send(await metrics.text())
+  })
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest()

@@ -1,0 +1,155 @@
+/**
+ * The registry's Prometheus metrics (prom-client), on a registry of their own so that several apps
+ * in one process (tests) never collide. The domain and the worker pool report through their small
+ * interfaces (DomainMetrics, WorkerObserver); HTTP requests are recorded by src/http/metrics-routes.ts.
+ */
+import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client'
+import type { WorkerEnd, WorkerObserver, WorkPhase } from '../documents/pool.js'
+import type { DomainMetrics } from '../domain/metrics.js'
+import type { Registry } from '../domain/registry.js'
+import type { ResourceKind, VersionSource } from '../store/records.js'
+
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]
+const PHASE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]
+
+type RequestLabels = 'method' | 'route' | 'status'
+
+/** Records one response of one route: the labels are built once per route (and status), not per request. */
+export type RequestRecorder = (status: number, seconds: number) => void
+
+export class RegistryMetrics implements DomainMetrics, WorkerObserver {
+  readonly prometheus = new PromRegistry()
+  private readonly requests: Counter<RequestLabels>
+  private readonly requestSeconds: Histogram<'method' | 'route'>
+  private readonly phaseSeconds: Histogram<'phase'>
+  private readonly lintCacheLookups: Counter<'result'>
+  private readonly versions: Counter<'kind' | 'source'>
+  private readonly workersReplaced: Counter<'reason'>
+  private readonly blobs: Gauge
+  private readonly blobBytes: Gauge
+  private tracked: Registry | undefined
+  private stopped = false
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    const registers = [this.prometheus]
+    this.requests = new Counter({
+      name: 'registry_http_requests_total', help: 'HTTP responses by route (its pattern, never the raw URL) and status',
+      labelNames: ['method', 'route', 'status'], registers,
+    })
+    this.requestSeconds = new Histogram({
+      name: 'registry_http_request_duration_seconds', help: 'Time from receiving a request to the end of its response',
+      labelNames: ['method', 'route'], buckets: REQUEST_BUCKETS, registers,
+    })
+    this.phaseSeconds = new Histogram({
+      name: 'registry_document_phase_duration_seconds',
+      help: 'Time a document worker spent per phase: digest (parse and checksum), validate, lint (Spectral), convert',
+      labelNames: ['phase'], buckets: PHASE_BUCKETS, registers,
+    })
+    this.lintCacheLookups = new Counter({
+      name: 'registry_lint_cache_lookups_total', help: 'Lint results looked up before running Spectral, by result (hit or miss)',
+      labelNames: ['result'], registers,
+    })
+    this.versions = new Counter({
+      name: 'registry_versions_written_total', help: 'Versions committed, by resource kind and source',
+      labelNames: ['kind', 'source'], registers,
+    })
+    this.workersReplaced = new Counter({
+      name: 'registry_document_workers_replaced_total',
+      help: 'Document workers ended and replaced, by reason: runs, heap (recycled), timeout, memory, crash',
+      labelNames: ['reason'], registers,
+    })
+    this.blobs = new Gauge({
+      name: 'registry_blobs', help: 'Stored blobs (counted at start, then kept up to date by this process)', registers,
+    })
+    this.blobBytes = new Gauge({ name: 'registry_blob_bytes', help: 'Bytes of stored blobs (as registry_blobs)', registers })
+    const metrics = this
+    new Gauge({
+      name: 'registry_document_queue_depth', help: 'Document tasks waiting for a worker', registers,
+      collect() { this.set(metrics.tracked?.documents.queueSize ?? 0) },
+    })
+    new Gauge({
+      name: 'registry_ready', help: 'Whether a component is ready (1) or not (0): storage, workers',
+      labelNames: ['component'], registers,
+      collect() {
+        const readiness = metrics.tracked?.readiness() ?? { storage: false, workers: false }
+        this.set({ component: 'storage' }, readiness.storage ? 1 : 0)
+        this.set({ component: 'workers' }, readiness.workers ? 1 : 0)
+      },
+    })
+    if (options.processMetrics) collectDefaultMetrics({ register: this.prometheus })
+    for (const result of ['hit', 'miss']) this.lintCacheLookups.inc({ result }, 0)
+  }
+
+  get contentType(): string {
+    return this.prometheus.contentType
+  }
+
+  /** Follows a registry: its queue depth and readiness at scrape time; its blobs, counted once now. */
+  track(registry: Registry): void {
+    this.tracked = registry
+    void this.countBlobs(registry).catch(() => undefined)
+  }
+
+  /** Stops following the registry (the blob count in progress ends at its next step). */
+  untrack(): void {
+    this.stopped = true
+  }
+
+  private async countBlobs(registry: Registry): Promise<void> {
+    for await (const blob of registry.blobs.list()) {
+      if (this.stopped) return
+      this.blobs.inc()
+      this.blobBytes.inc(blob.size)
+    }
+  }
+
+  /** A recorder for one route; `route` is its pattern (e.g. `/v1/apis/:api`). */
+  requestRecorder(method: string, route: string): RequestRecorder {
+    const timing = { method, route }
+    const byStatus = new Map<number, Record<RequestLabels, string>>()
+    return (status, seconds) => {
+      let labels = byStatus.get(status)
+      if (!labels) {
+        labels = { method, route, status: String(status) }
+        byStatus.set(status, labels)
+      }
+      this.requests.inc(labels)
+      this.requestSeconds.observe(timing, seconds)
+    }
+  }
+
+  text(): Promise<string> {
+    return this.prometheus.metrics()
+  }
+
+  // DomainMetrics
+
+  lintCache(hit: boolean): void {
+    this.lintCacheLookups.inc(hit ? HIT : MISS)
+  }
+
+  versionWritten(kind: ResourceKind, source: VersionSource): void {
+    this.versions.inc({ kind, source })
+  }
+
+  blobWritten(bytes: number): void {
+    this.blobs.inc()
+    this.blobBytes.inc(bytes)
+  }
+
+  // WorkerObserver
+
+  phase(phase: WorkPhase, seconds: number): void {
+    this.phaseSeconds.observe(PHASES[phase], seconds)
+  }
+
+  workerEnded(reason: WorkerEnd): void {
+    this.workersReplaced.inc({ reason })
+  }
+}
+
+const HIT = { result: 'hit' }
+const MISS = { result: 'miss' }
+const PHASES: Record<WorkPhase, { phase: WorkPhase }> = {
+  digest: { phase: 'digest' }, validate: { phase: 'validate' }, lint: { phase: 'lint' }, convert: { phase: 'convert' },
+}
