@@ -112,7 +112,7 @@ function floorMs(upload: Upload): number {
  */
 function validateAndLintMs(uploads: Upload[]): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./in-process.ts', import.meta.url), {
+    const worker = new Worker(new URL('./in-process-entry.mjs', import.meta.url), {
       workerData: { texts: [JSON.stringify(generateOpenApi(20_000, 99)), ...uploads.map((u) => u.text)] },
     })
     worker.once('message', (times: number[]) => resolve(times.slice(1)))
@@ -219,19 +219,27 @@ async function lintedUploads(registry: Started, apiId: string, docs: ReturnType<
   const [midCached] = await timed(() => request(base, 'POST', `/v1/apis/${second.id}/spec`, lastMid.body, lastMid.contentType))
   row('4b. same content to a second API (500 KB), ms', midCached, median(midRegistry), 'ms', '≤ 0.1× of 4a', (r) => r <= 0.1)
 
+  // Latency at a fixed, moderate rate: the median p99 of three runs, idle and then during the lint.
   const probe = `${base}/v1/apis/${api.id}`
-  const idle = await load(probe, { headers: auth, seconds: 5, rate: 200, connections: 4 })
+  const probeP99 = async () => {
+    const p99s: number[] = []
+    for (let i = 0; i < 3; i++) p99s.push((await load(probe, { headers: auth, seconds: 5, rate: 200, connections: 4 })).p99)
+    return median(p99s)
+  }
+  await load(probe, { headers: auth, seconds: 2, rate: 200, connections: 4 })
+  const idleP99 = await probeP99()
   const large2 = docs.large(2)
   const uploading = timed(() => request(base, 'POST', `/v1/apis/${linted.id}/spec`, large2.body, large2.contentType))
   await new Promise((resolve) => setTimeout(resolve, 3000))
-  const busy = await load(probe, { headers: auth, seconds: 10, rate: 200, connections: 4 })
+  const busyP99 = await probeP99()
   const [largeMs] = await uploading
+  if (largeMs < 20_000) log(`  (the 5 MB upload took only ${Math.round(largeMs)} ms: part of the latency probe ran after it)`)
   const peak = peakRssMb(registry.child.pid!)
   const [largeInProcess] = await validateAndLintMs([large2])
   row('4c. new version with a ruleset (5 MB), ms', largeMs, largeInProcess, 'ms', '≤ 1.2×', (r) => r <= 1.2)
   const [largeCached] = await timed(() => request(base, 'POST', `/v1/apis/${second.id}/spec`, large2.body, large2.contentType))
   row('4d. same content to a second API (5 MB), ms', largeCached, largeMs, 'ms', '≤ 0.1× of 4c', (r) => r <= 0.1)
-  row('5. GET p99 while the 5 MB document is linted (200 req/s), ms', busy.p99, idle.p99, 'ms', '≤ 3× idle p99', (r) => r <= 3)
+  row('5. GET p99 while the 5 MB document is linted (200 req/s), ms', busyP99, idleP99, 'ms', '≤ 3× idle p99', (r) => r <= 3)
   rows.push({ figure: '8. peak resident memory of the server (linting 5 MB), MB', registry: peak, baseline: null, unit: 'MB', ratio: null, target: 'reported', pass: null })
   log(`  8. peak RSS ${peak} MB`)
 }
