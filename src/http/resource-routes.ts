@@ -10,6 +10,7 @@ import type { ResourceKind, ResourceRecord } from '../store/records.js'
 import { actorOf } from './auth.js'
 import type { RawDocumentBody } from './body-parsers.js'
 import { sendDocument } from './document-reply.js'
+import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
 import {
   Api, BlockingSeverity, Data, Description, DocumentValue, Finding, FormatQuery, List, LogoUrl, Name, Nullable,
@@ -107,7 +108,8 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
 
   app.get(item, {
     schema: { tags, security, summary: `Get ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, response: { 200: Data(k.object), ...errors(400, 401, 404) } },
-  }, async (request) => ({ data: resourceView(registry.index, resourceOf(request)) }))
+  }, async (request, reply) =>
+    reply.type('application/json; charset=utf-8').send(resourceJson(registry.index, resourceOf(request))))
 
   app.patch(item, {
     schema: { tags, security, summary: `Update ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, body: k.update, response: { 200: Data(k.object), ...errors(400, 401, 404, 409, 422) } },

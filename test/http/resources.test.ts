@@ -192,3 +192,24 @@ t.test('creating an API while its ruleset is deleted never leaves a dangling rul
     t.ok(both === '204/422' || both === '409/201', `delete/create answered ${both}`)
   }
 })
+
+t.test('GET of an API shows every change to what its object is made of at once', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  const rs = json(await s.call({ method: 'POST', url: '/v1/rulesets', payload: { name: 'rules', blocking_severity: 'off' } })).data
+  const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'a', ruleset_id: rs.id } })).data
+  const get = async () => json(await s.call({ method: 'GET', url: `/v1/apis/${api.id}` })).data
+  t.match(await get(), { name: 'a', current: null, effective_blocking_severity: 'off' })
+  t.match(await get(), { name: 'a', current: null }, 'a repeated GET answers the same')
+  const up = await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: petstore('1') } })
+  t.equal(up.statusCode, 201, up.body.slice(0, 200))
+  t.match(await get(), { current: { number: 1 } }, 'a new version')
+  await s.call({ method: 'PATCH', url: `/v1/apis/${api.id}`, payload: { name: 'renamed' } })
+  t.match(await get(), { name: 'renamed', current: { number: 1 } }, 'a rename')
+  await s.call({ method: 'PATCH', url: `/v1/rulesets/${rs.id}`, payload: { blocking_severity: 'info' } })
+  t.equal((await get()).effective_blocking_severity, 'info', "the ruleset's default")
+  await s.call({ method: 'PATCH', url: `/v1/apis/${api.id}`, payload: { ruleset_id: null } })
+  t.match(await get(), { ruleset_id: null, effective_blocking_severity: 'off' }, 'a detached ruleset')
+  const res = await s.call({ method: 'GET', url: `/v1/apis/${api.id}` })
+  t.match(res.headers['content-type'], /^application\/json/)
+})
