@@ -76,4 +76,3 @@ export async function importFile(registry: Registry, actor: Actor, root: string,
   }
 }
 
-export { deriveSlug }

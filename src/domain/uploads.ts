@@ -98,8 +98,7 @@ export class Uploads {
   /** Validates and lints without storing anything (`?dry_run=true`). */
   async dryRun(resource: ResourceRecord, input: DocumentInput): Promise<DryRunOutcome> {
     const current = this.index.getCurrentVersion(resource.id)
-    const digest = await this.documents.digest({ ...input, currentChecksum: null })
-    if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
+    const digest = await this.digestNew(input)
     const prepared = await this.check(resource.kind, digest, this.lintContext(resource))
     this.refuseBlocked(resource, prepared)
     return {
@@ -111,9 +110,14 @@ export class Uploads {
 
   /** Digest and check a document for a resource that does not exist yet (create with `document`). */
   async prepareNew(kind: ResourceKind, input: DocumentInput): Promise<PreparedDocument> {
+    return this.check(kind, await this.digestNew(input), undefined)
+  }
+
+  /** Digests a document without comparing it to a current version (so it is never `unchanged`). */
+  private async digestNew(input: DocumentInput): Promise<Extract<DigestResult, { unchanged: false }>> {
     const digest = await this.documents.digest({ ...input, currentChecksum: null })
     if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
-    return this.check(kind, digest, undefined)
+    return digest
   }
 
   /** Stores a prepared document's blob; the caller's index transaction follows. */
@@ -157,8 +161,7 @@ export class Uploads {
   async lintWith(ruleset: ResourceRecord, input: DocumentInput): Promise<Finding[]> {
     const version = this.index.getCurrentVersion(ruleset.id)
     if (!version) throw new RegistryError('invalid_reference', 'the ruleset has no current version')
-    const digest = await this.documents.digest({ ...input, currentChecksum: null })
-    if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
+    const digest = await this.digestNew(input)
     const cached = this.index.getLintResult(version.checksum, digest.checksum)
     this.metrics.lintCache(cached !== undefined)
     if (cached) return cached

@@ -15,7 +15,7 @@ export interface StoredDocument {
 
 /** Version history, restore, and reading stored documents in either format. */
 export class Versions {
-  /** Documents converted to the other format, by `checksum.format`; conversion runs in a worker. */
+  /** Documents converted to the other format, by `<bytes digest>.<format>`; conversion runs in a worker. */
   private readonly converted: LRUCache<string, Buffer>
 
   constructor(

@@ -31,42 +31,34 @@ interface KindRoutes {
   update: TSchema
 }
 
-const base = { name: Name, slug: Type.Optional(Slug), visibility: Type.Optional(Visibility) }
+/** Fields every kind accepts on create, and on update (where the description may be null). */
+const base = { name: Name, slug: Type.Optional(Slug), visibility: Type.Optional(Visibility), description: Type.Optional(Description) }
+const baseUpdate = {
+  name: Type.Optional(Name), slug: Type.Optional(Slug), visibility: Type.Optional(Visibility),
+  description: Type.Optional(Nullable(Description)),
+}
 const strict = { additionalProperties: false }
 
 export const KINDS: KindRoutes[] = [
   {
     kind: 'api', plural: 'apis', param: 'api', documentPath: 'spec', tag: 'APIs', object: Api, version: SpecVersion,
-    create: Type.Object({
-      ...base, description: Type.Optional(Description), ruleset_id: Type.Optional(Ulid),
-      blocking_severity: Type.Optional(BlockingSeverity),
-    }, strict),
+    create: Type.Object({ ...base, ruleset_id: Type.Optional(Ulid), blocking_severity: Type.Optional(BlockingSeverity) }, strict),
     update: Type.Object({
-      name: Type.Optional(Name), slug: Type.Optional(Slug), visibility: Type.Optional(Visibility),
-      description: Type.Optional(Nullable(Description)), logo_url: Type.Optional(Nullable(LogoUrl)),
+      ...baseUpdate, logo_url: Type.Optional(Nullable(LogoUrl)),
       ruleset_id: Type.Optional(Nullable(Ulid)), blocking_severity: Type.Optional(Nullable(BlockingSeverity)),
     }, strict),
   },
   {
     kind: 'schema', plural: 'schemas', param: 'schema', documentPath: 'document', tag: 'Schemas', object: Schema,
     version: SchemaVersion,
-    create: Type.Object({ ...base, description: Type.Optional(Description), document: Type.Optional(DocumentValue) }, strict),
-    update: Type.Object({
-      name: Type.Optional(Name), slug: Type.Optional(Slug), visibility: Type.Optional(Visibility),
-      description: Type.Optional(Nullable(Description)),
-    }, strict),
+    create: Type.Object({ ...base, document: Type.Optional(DocumentValue) }, strict),
+    update: Type.Object(baseUpdate, strict),
   },
   {
     kind: 'ruleset', plural: 'rulesets', param: 'ruleset', documentPath: 'document', tag: 'Rulesets', object: Ruleset,
     version: RulesetVersion,
-    create: Type.Object({
-      ...base, description: Type.Optional(Description), blocking_severity: Type.Optional(BlockingSeverity),
-      document: Type.Optional(DocumentValue),
-    }, strict),
-    update: Type.Object({
-      name: Type.Optional(Name), slug: Type.Optional(Slug), visibility: Type.Optional(Visibility),
-      description: Type.Optional(Nullable(Description)), blocking_severity: Type.Optional(BlockingSeverity),
-    }, strict),
+    create: Type.Object({ ...base, blocking_severity: Type.Optional(BlockingSeverity), document: Type.Optional(DocumentValue) }, strict),
+    update: Type.Object({ ...baseUpdate, blocking_severity: Type.Optional(BlockingSeverity) }, strict),
   },
 ]
 

@@ -34,8 +34,6 @@ export const DATABASES = {
   lintResults: 'lint-results',
   /** [resource kind, checksum] → true once a version with that content was committed for that kind */
   validDocuments: 'valid-documents',
-  /** small settings and markers, e.g. the storage format version */
-  meta: 'meta',
 } as const
 
 export type Scope = 'all' | 'public'
