@@ -33,6 +33,12 @@ export interface UpdateInput {
 
 /** APIs, schemas and rulesets: the rules they share and the few where they differ. */
 export class Resources {
+  /**
+   * Run inside the delete transaction, after the resource's own checks: features that refer to
+   * resources (sites listing APIs, say) drop or refuse the reference there, atomically with the delete.
+   */
+  readonly deleteHooks: ((resource: ResourceRecord) => void)[] = []
+
   constructor(
     private readonly index: RegistryIndex,
     private readonly uploads: Uploads,
@@ -109,11 +115,13 @@ export class Resources {
   async remove(actor: Actor, kind: ResourceKind, id: string): Promise<void> {
     this.require(actor, kind, id)
     await this.index.deleteResource(id, (resource) => {
-      if (resource.kind !== 'ruleset') return
-      const users = this.index.countApisUsingRuleset(resource.id)
-      if (users > 0) {
-        throw new RegistryError('conflict', `the ruleset is attached to ${users} API${users === 1 ? '' : 's'}; detach it first`)
+      if (resource.kind === 'ruleset') {
+        const users = this.index.countApisUsingRuleset(resource.id)
+        if (users > 0) {
+          throw new RegistryError('conflict', `the ruleset is attached to ${users} API${users === 1 ? '' : 's'}; detach it first`)
+        }
       }
+      for (const hook of this.deleteHooks) hook(resource)
     })
   }
 

@@ -28,13 +28,29 @@ export class LmdbIndex implements RegistryIndex {
 
   constructor(directory: string, options: { readOnly?: boolean } = {}) {
     mkdirSync(directory, { recursive: true })
-    this.root = open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 32, readOnly: options.readOnly })
+    this.root = open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 64, readOnly: options.readOnly })
     const db = {} as Databases
     for (const [field, name] of Object.entries(DATABASES)) {
       const hot = (HOT_DATABASES as readonly string[]).includes(field)
       db[field as keyof Databases] = this.root.openDB<any, Key>({ name, cache: hot ? { validated: true } : false })
     }
     this.db = db
+  }
+
+  // ---------------------------------------------------------------- feature stores
+
+  /**
+   * A named database of this environment for a feature's own store (sites, SDKs, the mirror journal…),
+   * declared in `layout.ts` like the rest. Writes made inside `transaction` (or inside a callback the
+   * index runs in its own transaction, such as a delete guard) commit together with it.
+   */
+  database<V = any>(name: string): Database<V, Key> {
+    return this.root.openDB<V, Key>({ name, cache: false })
+  }
+
+  /** One write transaction over the whole environment: the commit point of a feature's change. */
+  transaction<T>(work: () => T): Promise<T> {
+    return this.root.transaction(work)
   }
 
   // ---------------------------------------------------------------- organizations and keys
