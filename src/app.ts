@@ -14,6 +14,13 @@ import { KINDS, registerResourceRoutes } from './http/resource-routes.js'
 import { clientErrorHandler } from './http/client-errors.js'
 import { recordRequests, registerMetricsRoute } from './http/metrics-routes.js'
 import { registerServiceRoutes } from './http/service-routes.js'
+import { registerRepositoryRoutes } from './http/repository-routes.js'
+import { webhookRoutes } from './http/webhook-routes.js'
+import { gitRoutes } from './http/git-routes.js'
+import { registerMirrorRoutes } from './http/mirror-routes.js'
+import { registerSdkRoutes } from './http/sdk-routes.js'
+import { siteHostRewriter, sitePages } from './http/site-pages.js'
+import { siteRoutes } from './http/site-routes.js'
 import { compileValidator } from './http/validation.js'
 import { RegistryMetrics } from './metrics/registry-metrics.js'
 
@@ -61,6 +68,8 @@ export async function buildApp(
     // Errors Fastify raises before routing (a bad URL escape, say) are problem+json like the rest.
     frameworkErrors: (error, _request, reply) => { sendProblem(reply, toRegistryError(error)) },
     routerOptions: { maxParamLength: 200 },
+    // A request to a site's own domain is routed to that site's pages (one Map lookup per request).
+    rewriteUrl: siteHostRewriter(registry.sites, config.publicHost),
   })
   app.setValidatorCompiler(compileValidator)
   // Route response schemas document the service; replies are plain JSON.stringify, so a field is never
@@ -69,6 +78,9 @@ export async function buildApp(
   app.decorateRequest('actor', null)
   recordRequests(app, metrics)
   metrics.track(registry)
+  // SDK builds run while the app serves: queued builds (those left by a restart too) start when it is ready.
+  app.addHook('onReady', (done) => { registry.builds.start(); done() })
+  app.addHook('onClose', async () => { await registry.builds.stop() })
   app.addHook('onClose', (_instance, done) => {
     metrics.untrack()
     done()
@@ -125,7 +137,16 @@ export async function buildApp(
   await app.register(async (v1) => {
     requireKeys(v1, registry)
     for (const kind of KINDS) registerResourceRoutes(v1, registry, kind)
+    registerMirrorRoutes(v1, registry)
+    registerSdkRoutes(v1, registry)
+    registerRepositoryRoutes(v1, registry)
+    await v1.register(siteRoutes, { registry })
   })
   await app.register(publicRoutes, { registry })
+  // Repository webhooks: no key (signed), raw bodies for the signature, in their own scope.
+  await app.register(webhookRoutes, { registry })
+  // git clone over smart HTTP: its own scope (own auth, no JSON body parsers).
+  await app.register(gitRoutes, { registry, bodyLimit: config.bodyLimit })
+  await app.register(sitePages, { registry })
   return app
 }

@@ -11,9 +11,12 @@ export const ERROR_STATUS = {
   invalid_document: 422,
   invalid_reference: 422,
   lint_blocked: 422,
+  no_output_repository: 422,
   rate_limited: 429,
   headers_too_large: 431,
   internal: 500,
+  /** Repository sync: the repository could not be fetched (unreachable, refused, timed out, too large, no such branch). */
+  repository_unavailable: 502,
   lint_timeout: 503,
   lint_resource_limit: 503,
   unavailable: 503,

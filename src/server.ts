@@ -11,6 +11,7 @@ export async function serve(): Promise<void> {
   const issued = await registry.organizations.bootstrap(config.bootstrapKey)
   if (issued) process.stdout.write(`API key: ${issued.secret}\n`)
   const app = await buildApp(registry, config, { metrics })
+  registry.mirror?.start(app.log) // the git mirror's writer: replays pending changes, then follows new ones
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return

@@ -9,6 +9,7 @@ import { keyView, organizationView } from '../domain/views.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
 import { importFile, listImportFiles, type ImportResult } from './import.js'
+import { registerMirrorCommands } from './mirror.js'
 
 interface GlobalOptions {
   storage?: string
@@ -133,6 +134,8 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
       await registry.close()
     }
   })
+
+registerMirrorCommands(program, { storageDir, output })
 
 program.parseAsync(process.argv).catch((error: Error & { code?: string }) => {
   if (globals().json) process.stdout.write(`${JSON.stringify({ error: { code: error.code ?? 'error', message: error.message } })}\n`)

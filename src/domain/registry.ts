@@ -9,9 +9,18 @@ import type { DocumentProcessor } from './documents.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { Organizations } from './organizations.js'
 import { PublicRegistry } from './public-registry.js'
+import { LmdbSiteStore } from '../store/site-store.js'
+import { Sites } from './sites.js'
 import { Resources } from './resources.js'
 import { Uploads } from './uploads.js'
 import { Versions } from './versions.js'
+import { SdkStore } from '../store/sdk-store.js'
+import { BuildRunner } from './build-runner.js'
+import { Sdks } from './sdks.js'
+import { Mirror } from './mirror.js'
+import { LmdbRepositoryStore } from '../store/repository-store.js'
+import { SnapshotWorkers } from '../sync/pool.js'
+import { RepositorySync } from './repository-sync.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
   & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb'>>
@@ -23,6 +32,15 @@ export class Registry {
   readonly uploads: Uploads
   readonly versions: Versions
   readonly publicRegistry: PublicRegistry
+  /** Hosted documentation sites and their guides (issue 6). */
+  readonly sites: Sites
+  /** SDKs and their builds (issue 7); `builds` runs the queue once started (buildApp starts it). */
+  readonly sdks: Sdks
+  readonly builds: BuildRunner
+  /** The git mirror (issue 5), on storage opened with `open`; `serve` starts its writer. */
+  mirror: Mirror | undefined
+  /** APIs kept current from a git repository: connections, syncs and webhooks (issue 5). */
+  readonly repositorySync: RepositorySync
   #closed = false
 
   constructor(
@@ -36,6 +54,12 @@ export class Registry {
     this.resources = new Resources(index, this.uploads, metrics)
     this.versions = new Versions(index, blobs, documents, undefined, metrics)
     this.publicRegistry = new PublicRegistry(index)
+    this.sites = new Sites(LmdbSiteStore.of(index), index, this.resources)
+    const sdkStore = SdkStore.of(index)
+    this.sdks = new Sdks(sdkStore, index)
+    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index)
+    this.resources.deleteHooks.push(this.sdks.guardApiDelete)
+    this.repositorySync = new RepositorySync(index, this.resources, this.uploads, LmdbRepositoryStore.of(index), new SnapshotWorkers())
   }
 
   /** Opens a storage directory; `metrics` (optional) hears about the domain's work and the workers'. */
@@ -47,7 +71,9 @@ export class Registry {
       threads: options.workers, timeoutMs: options.lintTimeoutMs, memoryMb: options.lintMemoryMb,
       maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics,
     })
-    return new Registry(index, blobs, documents, metrics)
+    const registry = new Registry(index, blobs, documents, metrics)
+    registry.mirror = new Mirror(index, index.mirror, blobs, { storage: options.storage })
+    return registry
   }
 
   /** What `/readyz` reports: the index answers a read, and a worker can take a task. */
@@ -65,7 +91,11 @@ export class Registry {
 
   async close(): Promise<void> {
     this.#closed = true
+    await this.builds.stop()
+    // Queued and running syncs finish first: they publish through the document workers and the index.
+    await this.repositorySync.close()
     await this.organizations.flushUse()
+    await this.mirror?.close()
     await this.documents.close()
     await this.index.close()
   }

@@ -55,3 +55,115 @@ export const keys = {
   lintResult: (rulesetChecksum: string, documentChecksum: string) => [rulesetChecksum, documentChecksum],
   validDocument: (kind: string, checksum: string) => [kind, checksum],
 }
+
+// ---------------------------------------------------------------- SDKs and builds (issue 7)
+
+/** Named databases of the SDK feature (`src/store/sdk-store.ts`). */
+export const SDK_DATABASES = {
+  /** sdk id → SdkRecord */
+  sdks: 'sdks',
+  /** [org, sdk id] → null: an organization's SDKs, ULID order (newest last) */
+  sdkOrder: 'sdk-order',
+  /** [org, slug] → sdk id */
+  sdkSlugs: 'sdk-slugs',
+  /** [api id, sdk id] → null: which SDKs attach an API (delete guard) */
+  sdkApis: 'sdk-apis',
+  /** [sdk id, target] → OutputRepositoryRecord (holds the token; never served) */
+  sdkRepositories: 'sdk-repositories',
+  /** build id → BuildRecord */
+  builds: 'builds',
+  /** [org, build id] → null: an organization's builds, ULID order */
+  buildOrder: 'build-order',
+  /** [sdk id, build id] → null: an SDK's builds, ULID order */
+  sdkBuilds: 'sdk-builds',
+  /** build id → null: builds queued or running, oldest first (the persistent queue) */
+  buildQueue: 'build-queue',
+  /** build id → string: the build's log (bounded) */
+  buildLogs: 'build-logs',
+  /** build id → Buffer: the generated files as a deterministic .tar.gz */
+  buildArtifacts: 'build-artifacts',
+} as const
+
+export const sdkKeys = {
+  sdkOrder: (org: string, id: string) => [org, id],
+  sdkOrderRange: (org: string) => ({ start: [org, ''], end: [org, '\uffff'] }),
+  sdkSlug: (org: string, slug: string) => [org, slug],
+  sdkApi: (apiId: string, sdkId: string) => [apiId, sdkId],
+  sdkApiRange: (apiId: string) => ({ start: [apiId, ''], end: [apiId, '\uffff'] }),
+  sdkRepository: (sdkId: string, target: string) => [sdkId, target],
+  sdkRepositoryRange: (sdkId: string) => ({ start: [sdkId, ''], end: [sdkId, '\uffff'] }),
+  buildOrder: (org: string, id: string) => [org, id],
+  buildOrderRange: (org: string) => ({ start: [org, ''], end: [org, '\uffff'] }),
+  sdkBuild: (sdkId: string, buildId: string) => [sdkId, buildId],
+  sdkBuildRange: (sdkId: string) => ({ start: [sdkId, ''], end: [sdkId, '\uffff'] }),
+}
+
+// ---------------------------------------------------------------- git mirror (issue 5)
+
+/** The mirror's databases: a journal of changes the git writer applies, and per-organization state. */
+export const MIRROR_DATABASES = {
+  /** sequence number → JournalEntry (removed once applied to the organization's repository) */
+  journal: 'mirror-journal',
+  /** 'seq' → last sequence number handed out (numbers are never reused) */
+  meta: 'mirror-meta',
+  /** organization id → MirrorHead: the commit `main` points at, written with the entries it applied */
+  heads: 'mirror-heads',
+  /** organization id → MirrorRemote: the push mirror (its token never leaves the store) */
+  remotes: 'mirror-remotes',
+} as const
+
+// ---------------------------------------------------------------- sites (issue 6)
+
+/** Named databases of the sites feature (`src/store/site-store.ts`). */
+export const SITE_DATABASES = {
+  /** site id → SiteRecord */
+  sites: 'sites',
+  /** [org, slug] → site id */
+  siteSlugs: 'site-slugs',
+  /** [org, name, id] → null: an organization's sites by name (ties by id), for pages */
+  siteNames: 'site-names',
+  /** org → number of sites, for `total` */
+  siteCounts: 'site-counts',
+  /** domain (lowercase host name) → site id: one owner per domain across the whole registry */
+  siteDomains: 'site-domains',
+  /** [api id, site id] → null: which sites list an API (an API's delete drops it from them) */
+  siteApis: 'site-apis',
+  /** [site id, guide slug] → GuideRecord */
+  siteGuides: 'site-guides',
+  /** [site id, position, guide slug] → null: a site's guides in page order */
+  siteGuideOrder: 'site-guide-order',
+} as const
+
+export const siteKeys = {
+  siteSlug: (org: string, slug: string) => [org, slug],
+  siteName: (org: string, name: string, id: string) => [org, name, id],
+  siteNameRange: (org: string) => ({ start: [org], end: [org, '\uffff'] }),
+  siteApi: (apiId: string, siteId: string) => [apiId, siteId],
+  siteApiRange: (apiId: string) => ({ start: [apiId], end: [apiId, '\uffff'] }),
+  guide: (siteId: string, slug: string) => [siteId, slug],
+  guideRange: (siteId: string) => ({ start: [siteId], end: [siteId, '\uffff'] }),
+  guideOrder: (siteId: string, position: number, slug: string) => [siteId, position, slug],
+  guideOrderRange: (siteId: string) => ({ start: [siteId], end: [siteId, Number.MAX_SAFE_INTEGER] }),
+}
+
+// ---------------------------------------------------------------- repository sync (issue 5)
+
+/** Named databases of repository sync and webhooks (`src/store/repository-store.ts`). */
+export const REPOSITORY_DATABASES = {
+  /** api id → RepositoryConnectionRecord (holds the token and webhook secret; never served) */
+  repositoryConnections: 'repository-connections',
+  /** [normalized repository url, branch, api id] → null: the APIs a webhook push for that repository syncs */
+  repositoryBranches: 'repository-branches',
+  /** [provider, delivery id] → time first seen (ms): webhook deliveries already handled */
+  webhookDeliveries: 'webhook-deliveries',
+  /** [time first seen (ms), provider, delivery id] → null: oldest first, so the deliveries stay bounded */
+  webhookDeliveryOrder: 'webhook-delivery-order',
+} as const
+
+export const repositoryKeys = {
+  repositoryBranch: (url: string, branch: string, apiId: string) => [url, branch, apiId],
+  /** Every branch and API connected to one normalized repository url. */
+  repositoryRange: (url: string) => ({ start: [url], end: [url, '\uffff'] }),
+  webhookDelivery: (provider: string, id: string) => [provider, id],
+  webhookDeliveryOrder: (at: number, provider: string, id: string) => [at, provider, id],
+}

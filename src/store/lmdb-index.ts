@@ -5,6 +5,7 @@ import { RegistryError, notFound } from '../errors.js'
 import type { Finding } from '../documents/types.js'
 import type { RegistryIndex, SlugMode, VersionBuilder } from './interfaces.js'
 import { DATABASES, keys, type Scope } from './layout.js'
+import { MirrorStore } from './mirror-store.js'
 import type {
   KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from './records.js'
@@ -25,6 +26,10 @@ const HOT_DATABASES = ['organizations', 'keys', 'keyHashes', 'resources', 'curre
 export class LmdbIndex implements RegistryIndex {
   private readonly root: RootDatabase<any, Key>
   private readonly db: Databases
+  /** The git mirror's journal and state: every resource change below appends to it in its transaction. */
+  readonly mirror: MirrorStore
+  /** Called after a transaction that appended to the journal has committed (the mirror writer's nudge). */
+  onJournal: (() => void) | undefined
 
   constructor(directory: string, options: { readOnly?: boolean } = {}) {
     mkdirSync(directory, { recursive: true })
@@ -35,6 +40,15 @@ export class LmdbIndex implements RegistryIndex {
       db[field as keyof Databases] = this.root.openDB<any, Key>({ name, cache: hot ? { validated: true } : false })
     }
     this.db = db
+    this.mirror = new MirrorStore(this)
+  }
+
+  /** A write transaction whose changes are journaled for the git mirror. */
+  private journaled<T>(work: () => T): Promise<T> {
+    return this.root.transaction(work).then((result) => {
+      this.onJournal?.()
+      return result
+    })
   }
 
   // ---------------------------------------------------------------- feature stores
@@ -156,7 +170,7 @@ export class LmdbIndex implements RegistryIndex {
     firstVersion?: (resource: ResourceRecord) => VersionRecord,
     guard?: () => void,
   ): Promise<{ resource: ResourceRecord; version?: VersionRecord }> {
-    return this.root.transaction(() => {
+    return this.journaled(() => {
       guard?.()
       const slug = this.freeSlug(record.organization_id, record.kind, record.slug, slugMode)
       let resource: ResourceRecord = { ...record, slug }
@@ -169,12 +183,14 @@ export class LmdbIndex implements RegistryIndex {
         this.db.rulesetApis.put(keys.rulesetApi(resource.ruleset_id, resource.id), null)
       }
       if (version) this.putCurrentVersion(version)
+      this.mirror.append(resource.organization_id, resource.created_at, { change: 'create', resource })
+      if (version) this.mirror.append(resource.organization_id, version.created_at, { change: 'version', resource, version })
       return { resource, version }
     })
   }
 
   async updateResource(id: string, change: (current: ResourceRecord) => ResourceRecord): Promise<ResourceRecord> {
-    return this.root.transaction(() => {
+    return this.journaled(() => {
       const before: ResourceRecord | undefined = this.db.resources.get(id)
       if (!before) throw notFound()
       const after = change(before)
@@ -192,12 +208,13 @@ export class LmdbIndex implements RegistryIndex {
         if (after.ruleset_id) this.db.rulesetApis.put(keys.rulesetApi(after.ruleset_id, id), null)
       }
       this.db.resources.put(id, after)
+      this.mirror.append(after.organization_id, after.updated_at, { change: 'update', before, resource: after })
       return after
     })
   }
 
   async deleteResource(id: string, guard?: (resource: ResourceRecord) => void): Promise<ResourceRecord> {
-    return this.root.transaction(() => {
+    return this.journaled(() => {
       const resource: ResourceRecord | undefined = this.db.resources.get(id)
       if (!resource) throw notFound()
       guard?.(resource)
@@ -212,6 +229,7 @@ export class LmdbIndex implements RegistryIndex {
       }
       this.db.current.remove(id)
       this.db.resources.remove(id)
+      this.mirror.append(resource.organization_id, new Date().toISOString(), { change: 'delete', resource })
       return resource
     })
   }
@@ -286,14 +304,16 @@ export class LmdbIndex implements RegistryIndex {
   }
 
   async appendVersion(resourceId: string, build: VersionBuilder): Promise<{ version: VersionRecord; created: boolean }> {
-    return this.root.transaction(() => {
+    return this.journaled(() => {
       const resource: ResourceRecord | undefined = this.db.resources.get(resourceId)
       if (!resource) throw notFound()
       const outcome = build(resource, this.getCurrentVersion(resourceId), resource.last_number + 1)
       if ('unchanged' in outcome) return { version: outcome.unchanged, created: false }
       const { version } = outcome
       this.putCurrentVersion(version)
-      this.db.resources.put(resourceId, { ...resource, last_number: version.number, updated_at: version.created_at })
+      const updated = { ...resource, last_number: version.number, updated_at: version.created_at }
+      this.db.resources.put(resourceId, updated)
+      this.mirror.append(resource.organization_id, version.created_at, { change: 'version', resource: updated, version })
       return { version, created: true }
     })
   }

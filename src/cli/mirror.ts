@@ -1,0 +1,63 @@
+/** `registry mirror …`: rebuild the git mirror from the index, and set the remote it is pushed to. */
+import type { Command } from 'commander'
+import { Mirror } from '../domain/mirror.js'
+import { Organizations } from '../domain/organizations.js'
+import { FsBlobStore } from '../store/fs-blob-store.js'
+import { LmdbIndex } from '../store/lmdb-index.js'
+import type { OrganizationRecord } from '../store/records.js'
+
+export interface CliContext {
+  storageDir: () => string
+  output: (json: unknown, lines: string[]) => void
+}
+
+/** Opens the index and the mirror (without starting its writer), runs `action`, closes both. */
+async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs: Organizations) => Promise<T>): Promise<T> {
+  const storage = context.storageDir()
+  const index = new LmdbIndex(`${storage}/index`)
+  const mirror = new Mirror(index, index.mirror, new FsBlobStore(storage), { storage })
+  try {
+    return await action(mirror, new Organizations(index))
+  } finally {
+    await mirror.close()
+    await index.close()
+  }
+}
+
+export function registerMirrorCommands(program: Command, context: CliContext): void {
+  const mirror = program.command('mirror').description('the git mirror of each organization')
+
+  mirror.command('rebuild').description('rebuild the git repositories from the index, with the whole history in order')
+    .option('--org <slug>', 'only this organization')
+    .action(async (options: { org?: string }) => withMirror(context, async (m, orgs) => {
+      const targets: OrganizationRecord[] = options.org ? [orgs.requireBySlug(options.org)] : orgs.list()
+      const { queued } = await m.rebuild(targets)
+      const heads = Object.fromEntries(targets.map((org) => [org.slug, m.status(org).head]))
+      context.output({ queued, heads }, queued
+        ? [`queued: the running server rebuilds ${targets.length} organization(s) on its next round`]
+        : targets.map((org) => `${org.slug}\t${heads[org.slug] ?? '(empty)'}`))
+    }))
+
+  mirror.command('show').description('the mirror head and push remote of an organization (never the token)')
+    .requiredOption('--org <slug>', 'organization slug')
+    .action(async (options: { org: string }) => withMirror(context, async (m, orgs) => {
+      const status = m.status(orgs.requireBySlug(options.org))
+      context.output(status, Object.entries(status).map(([field, value]) => `${field}\t${value ?? '-'}`))
+    }))
+
+  mirror.command('set-remote <url>').description('push new commits to this remote (the server pushes them)')
+    .requiredOption('--org <slug>', 'organization slug')
+    .option('--token <token>', 'password for the remote (default: the REGISTRY_MIRROR_TOKEN environment variable, which keeps it out of the process list)')
+    .action(async (url: string, options: { org: string; token?: string }) => withMirror(context, async (m, orgs) => {
+      const token = options.token ?? process.env.REGISTRY_MIRROR_TOKEN ?? null
+      const status = await m.setRemote(orgs.requireBySlug(options.org), url, token || null)
+      context.output(status, [`push mirror of ${options.org}: ${status.url}${status.token_set ? ' (with a token)' : ''}`])
+    }))
+
+  mirror.command('remove-remote').description('stop pushing to the remote')
+    .requiredOption('--org <slug>', 'organization slug')
+    .action(async (options: { org: string }) => withMirror(context, async (m, orgs) => {
+      await m.removeRemote(orgs.requireBySlug(options.org))
+      context.output({ removed: true }, [`push mirror of ${options.org} removed`])
+    }))
+}

@@ -1,0 +1,221 @@
+/**
+ * Runs queued builds, one at a time, oldest first. The queue is persistent (the `build-queue` database):
+ * builds queued before a restart run after it. A build found `running` at start was interrupted by a
+ * crash: it is queued again once, and failed with a clear error the second time. A clean shutdown
+ * aborts the running build and puts it back in the queue without counting the attempt.
+ *
+ * Generation runs in a worker thread (sdk/generate.ts); delivery is network I/O on this thread.
+ * Canceling aborts either. A build's outcome is written only if it is still the same running attempt,
+ * so a cancel (or an SDK deletion) that lands meanwhile is never overwritten.
+ */
+import type { RegistryIndex } from '../store/interfaces.js'
+import type { BuildRecord } from '../store/sdk-records.js'
+import type { SdkStore } from '../store/sdk-store.js'
+import { deliver } from '../sdk/delivery.js'
+import { generate } from '../sdk/generate.js'
+import { tarGz } from '../sdk/tarball.js'
+import type { GeneratorApi } from '../sdk/types.js'
+import { now } from './ids.js'
+import type { Sdks } from './sdks.js'
+import type { Versions } from './versions.js'
+
+/** Runs of one build, a crash-interrupted one included. */
+export const MAX_ATTEMPTS = 2
+/** Bytes of log kept per build; beyond, the log says it was cut. */
+export const LOG_LIMIT = 64 * 1024
+
+export interface BuildRunnerOptions {
+  /** Longest build (generation and delivery) before it fails. */
+  timeoutMs?: number
+}
+
+class Shutdown extends Error {
+  constructor() { super('the registry is shutting down'); this.name = 'Shutdown' }
+}
+class Canceled extends Error {
+  constructor() { super('canceled'); this.name = 'Canceled' }
+}
+
+/** A build's log: timestamped lines, cut at LOG_LIMIT. */
+class BuildLog {
+  private text: string
+  constructor(initial = '') { this.text = initial }
+  add(line: string): void {
+    if (this.text.length >= LOG_LIMIT) return
+    const next = this.text + `${now()} ${line}\n`
+    this.text = next.length < LOG_LIMIT ? next : `${next.slice(0, LOG_LIMIT)}\n[log cut at ${LOG_LIMIT} bytes]\n`
+  }
+  toString(): string { return this.text }
+}
+
+export class BuildRunner {
+  #running: { id: string; controller: AbortController } | null = null
+  #loop: Promise<void> | null = null
+  #stopping = false
+  #wake: (() => void) | null = null
+  readonly #timeoutMs: number
+
+  constructor(
+    private readonly store: SdkStore,
+    private readonly sdks: Sdks,
+    private readonly versions: Versions,
+    private readonly index: RegistryIndex,
+    options: BuildRunnerOptions = {},
+  ) {
+    this.#timeoutMs = options.timeoutMs ?? 15 * 60_000
+    sdks.signals = {
+      queued: () => this.#wake?.(),
+      canceled: (id) => { if (this.#running?.id === id) this.#running.controller.abort(new Canceled()) },
+    }
+  }
+
+  /** Recovers builds interrupted by a crash, then runs the queue until `stop`. */
+  start(): void {
+    if (this.#loop) return
+    this.#stopping = false
+    this.#loop = this.recover().then(() => this.loop())
+  }
+
+  /** Aborts the running build (it is queued again) and waits for the loop to end. */
+  async stop(): Promise<void> {
+    this.#stopping = true
+    this.#running?.controller.abort(new Shutdown())
+    this.#wake?.()
+    await this.#loop
+    this.#loop = null
+  }
+
+  private async recover(): Promise<void> {
+    await this.store.transaction(() => {
+      for (const build of this.store.queuedBuilds()) {
+        if (build.status !== 'running') continue
+        const log = new BuildLog(this.store.getLog(build.id))
+        const at = now()
+        if (build.attempts >= MAX_ATTEMPTS) {
+          const error = `the registry stopped while this build was running, ${build.attempts} times; it is not retried again`
+          log.add(error)
+          this.store.putBuild({ ...build, status: 'failed', error, updated_at: at, finished_at: at })
+        } else {
+          log.add(`the registry stopped while this build was running (attempt ${build.attempts} of ${MAX_ATTEMPTS}); queued again`)
+          this.store.putBuild({ ...build, status: 'queued', updated_at: at })
+        }
+        this.store.putLog(build.id, log.toString())
+      }
+    })
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.#stopping) {
+      const next = this.store.queuedBuilds().find((b) => b.status === 'queued')
+      if (!next) {
+        await new Promise<void>((resolve) => { this.#wake = resolve })
+        this.#wake = null
+        continue
+      }
+      try {
+        await this.run(next.id)
+      } catch {
+        // A failed write of the outcome (disk full, index closed): the build stays in the queue and
+        // is recovered at the next start.
+        if (this.#stopping) break
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+    }
+  }
+
+  /** Claims a queued build (status running, one more attempt); undefined when it is no longer queued. */
+  private claim(id: string, log: BuildLog): Promise<BuildRecord | undefined> {
+    return this.store.transaction(() => {
+      const build = this.store.getBuild(id)
+      if (!build || build.status !== 'queued') return undefined
+      const at = now()
+      const running: BuildRecord = { ...build, status: 'running', attempts: build.attempts + 1, started_at: at, updated_at: at }
+      log.add(`build ${build.number} (${build.target}) started, attempt ${running.attempts} of ${MAX_ATTEMPTS}`)
+      this.store.putBuild(running)
+      this.store.putLog(id, log.toString())
+      return running
+    })
+  }
+
+  private async run(id: string): Promise<void> {
+    const log = new BuildLog(this.store.getLog(id))
+    const build = await this.claim(id, log)
+    if (!build) return
+    const controller = new AbortController()
+    this.#running = { id, controller }
+    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(this.#timeoutMs)])
+    try {
+      const files = await generate({ target: build.target, sdk: build.sdk, config: build.config, apis: await this.documents(build) },
+        { signal, timeoutMs: this.#timeoutMs })
+      log.add(`generated ${files.length} files with ${build.inputs.generator.name} ${build.inputs.generator.version}`)
+      const artifact = tarGz(files)
+      await this.whileRunning(build, () => {
+        this.store.putArtifact(id, artifact)
+        this.store.putLog(id, log.toString())
+      })
+      const repository = this.store.getRepository(build.sdk_id, build.target)
+      if (!repository) throw new Error(`the ${build.target} output repository was removed`)
+      const branch = `registry/${build.sdk.slug}-${build.target}-${build.number}`
+      const title = `${build.sdk.name}: ${build.target} SDK, build ${build.number}`
+      const output = await deliver({
+        repository, files, branch, at: new Date(build.created_at), signal, log: (line) => log.add(line),
+        message: `${title}\n\n${describeInputs(build)}`, title, body: describeInputs(build),
+      })
+      log.add(output.reason === 'unchanged' ? 'succeeded: unchanged' : `succeeded: ${output.branch}`)
+      await this.whileRunning(build, () => this.finish(build, log, { status: 'succeeded', output }))
+    } catch (error) {
+      const reason = controller.signal.reason
+      if (reason instanceof Shutdown) {
+        log.add('interrupted by a shutdown; queued again')
+        await this.whileRunning(build, () => this.finish(build, log, { status: 'queued', attempts: build.attempts - 1, started_at: null }))
+      } else if (reason instanceof Canceled) {
+        log.add('canceled')
+        await this.store.transaction(() => { if (this.store.getBuild(id)) this.store.putLog(id, log.toString()) })
+      } else {
+        const message = signal.aborted ? `the build ran longer than ${this.#timeoutMs} ms` : (error as Error).message
+        log.add(`failed: ${message}`)
+        await this.whileRunning(build, () => this.finish(build, log, { status: 'failed', error: message }))
+      }
+    } finally {
+      this.#running = null
+    }
+  }
+
+  /** Runs `work` in a transaction if the build is still this running attempt (not canceled or deleted). */
+  private async whileRunning(build: BuildRecord, work: () => void): Promise<void> {
+    await this.store.transaction(() => {
+      const current = this.store.getBuild(build.id)
+      if (current?.status === 'running' && current.attempts === build.attempts) work()
+    })
+  }
+
+  private finish(build: BuildRecord, log: BuildLog, change: Partial<BuildRecord>): void {
+    const at = now()
+    const done = change.status !== 'queued'
+    this.store.putBuild({ ...build, ...change, updated_at: at, finished_at: done ? at : null })
+    this.store.putLog(build.id, log.toString())
+  }
+
+  /** The parsed documents of the build's API versions. */
+  private async documents(build: BuildRecord): Promise<GeneratorApi[]> {
+    const apis: GeneratorApi[] = []
+    for (const api of build.inputs.apis) {
+      const version = this.index.getVersionById(api.version_id)
+      if (!version) throw new Error(`version ${api.version_id} of API ${api.slug} no longer exists`)
+      const { bytes } = await this.versions.read(version, 'json')
+      apis.push({ slug: api.slug, name: api.name, document: JSON.parse(bytes.toString('utf8')) as Record<string, unknown> })
+    }
+    return apis
+  }
+}
+
+function describeInputs(build: BuildRecord): string {
+  const lines = build.inputs.apis.map((a) => `- ${a.name} (${a.slug}): version ${a.version_id}, ${a.checksum}`)
+  return [
+    `Generated by the API registry, build ${build.number} (${build.id}) of ${build.sdk.name}.`,
+    '',
+    ...lines,
+    `- config: ${build.inputs.config_checksum}`,
+    `- generator: ${build.inputs.generator.name} ${build.inputs.generator.version}`,
+  ].join('\n')
+}

@@ -1,0 +1,135 @@
+/**
+ * Pushes an organization's `main` to its push mirror (a remote set with `PUT /v1/mirror` or the CLI)
+ * whenever the head moved, with retry and exponential backoff. The mirror's history is the registry's:
+ * the push is forced, so a rebuilt history replaces the remote's. Only the process that is the mirror
+ * writer pushes.
+ */
+import * as fs from 'node:fs'
+import git from 'isomorphic-git'
+import http from 'isomorphic-git/http/node'
+import { GitRepository, MAIN, repositoryPath } from '../store/git-repository.js'
+import type { MirrorStore } from '../store/mirror-store.js'
+import type { MirrorLog } from './mirror-writer.js'
+
+export interface PusherOptions {
+  storage: string
+  /** First retry delay (ms); doubles per failure up to `maxDelayMs`. */
+  baseDelayMs?: number
+  maxDelayMs?: number
+  log: MirrorLog
+  /** Only the mirror writer's process pushes (a CLI process that sets a remote leaves it to the server). */
+  canPush: () => boolean
+}
+
+interface PushState {
+  running: boolean
+  again: boolean
+  failures: number
+  timer?: NodeJS.Timeout
+}
+
+export class MirrorPusher {
+  private readonly states = new Map<string, PushState>()
+  private readonly inFlight = new Set<Promise<void>>()
+  private stopped = false
+
+  constructor(private readonly store: MirrorStore, private readonly options: PusherOptions) {}
+
+  /** Pushes soon if the remote is behind the head (and no retry is already waiting). */
+  schedule(org: string): void {
+    if (this.stopped || !this.options.canPush()) return
+    const state = this.state(org)
+    if (state.running) {
+      state.again = true
+      return
+    }
+    if (state.timer) return // a retry is waiting: it pushes the newest head
+    this.run(org, state)
+  }
+
+  /** Every organization whose remote is behind: after a start, and on each poll of the writer. */
+  scheduleBehind(): void {
+    for (const org of this.store.remoteOrganizations()) {
+      const remote = this.store.remote(org)
+      const head = this.store.head(org)?.commit
+      if (remote && head && remote.last_pushed_commit !== head) this.schedule(org)
+    }
+  }
+
+  /** A new remote: forget earlier failures and push now. */
+  reset(org: string): void {
+    const state = this.state(org)
+    clearTimeout(state.timer)
+    state.timer = undefined
+    state.failures = 0
+    this.schedule(org)
+  }
+
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight])
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true
+    for (const state of this.states.values()) clearTimeout(state.timer)
+    await this.idle()
+  }
+
+  private state(org: string): PushState {
+    let state = this.states.get(org)
+    if (!state) this.states.set(org, state = { running: false, again: false, failures: 0 })
+    return state
+  }
+
+  private run(org: string, state: PushState): void {
+    state.running = true
+    state.again = false
+    const attempt = this.pushOnce(org).then((pushed) => {
+      state.running = false
+      if (pushed) state.failures = 0
+      else this.retryLater(org, state)
+      if (state.again) this.schedule(org)
+    })
+    this.inFlight.add(attempt)
+    void attempt.finally(() => this.inFlight.delete(attempt))
+  }
+
+  private retryLater(org: string, state: PushState): void {
+    if (this.stopped) return
+    state.failures += 1
+    const base = this.options.baseDelayMs ?? 1000
+    const delay = Math.min(base * 2 ** (state.failures - 1), this.options.maxDelayMs ?? 300_000)
+    state.timer = setTimeout(() => {
+      state.timer = undefined
+      this.schedule(org)
+    }, delay).unref()
+  }
+
+  /** One push of the current head; answers false on a failure (recorded on the remote). */
+  private async pushOnce(org: string): Promise<boolean> {
+    const remote = this.store.remote(org)
+    const head = this.store.head(org)?.commit
+    if (!remote || !head || remote.last_pushed_commit === head) return true
+    const repo = new GitRepository(repositoryPath(this.options.storage, org))
+    try {
+      const result = await git.push({
+        fs, http, gitdir: repo.gitdir, url: remote.url, ref: MAIN, remoteRef: MAIN, force: true,
+        onAuth: () => (remote.token ? { username: 'registry', password: remote.token } : { cancel: true }),
+      })
+      if (!result.ok) throw new Error(result.error ?? 'the remote refused the push')
+      await this.store.recordPush(org, remote.url, { commit: head, at: new Date().toISOString() })
+      return true
+    } catch (error) {
+      const message = redact(error instanceof Error ? error.message : String(error), remote.token)
+      this.options.log.warn({ organization_id: org, err: message }, 'git mirror: push failed; retrying later')
+      await this.store.recordPush(org, remote.url, { error: message, at: new Date().toISOString() }).catch(() => undefined)
+      return false
+    }
+  }
+}
+
+/** Error texts may echo a URL or a header: the token never leaves in one. */
+function redact(text: string, token: string | null): string {
+  const clipped = text.slice(0, 500)
+  return token ? clipped.split(token).join('[redacted]') : clipped
+}

@@ -1,0 +1,423 @@
+/**
+ * The single writer of the git mirror: applies journal entries to each organization's repository
+ * after the index has committed them, in order, one commit per change. It runs off the request path
+ * (nudged after a journaled commit, and polling for entries other processes wrote), yields to the
+ * event loop between commits, and commits its progress (entries applied, new head) in one index
+ * transaction per batch. A failure leaves the entries pending; they are retried on the next round.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { GitRepository, MirrorTree, repositoryPath } from '../store/git-repository.js'
+import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { JournalEntry, MirrorStore } from '../store/mirror-store.js'
+import type { ResourceKind } from '../store/records.js'
+import {
+  KIND_DIR, METADATA_NAME, commitMessage, documentName, documentNames, historyOrder, metadataFile,
+} from './mirror-commits.js'
+
+export interface MirrorLog {
+  warn(details: Record<string, unknown>, message: string): void
+}
+
+const stderrLog: MirrorLog = {
+  warn: (details, message) => process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg: message, ...details })}\n`),
+}
+
+export interface MirrorWriterOptions {
+  storage: string
+  /** How often to look for entries other processes wrote, and to retry after a failure (ms). */
+  pollMs?: number
+  /** Entries applied per index transaction. */
+  batch?: number
+  /**
+   * While changes keep being journaled (uploads under way), the writer waits until none came for this
+   * long, so that it never competes with a burst of writes (default 100 ms)…
+   */
+  quietMs?: number
+  /** …unless the oldest pending change is older than this: under sustained load, commits lag by about this much (default 10 s). */
+  maxLagMs?: number
+  log?: MirrorLog
+  /** Called after an organization's head moved (the pusher listens). */
+  onHead?: (organizationId: string) => void
+  /** Called after each round of the writer (this process is the writer then): the pusher catches up. */
+  onRound?: () => void
+}
+
+const KINDS: ResourceKind[] = ['api', 'schema', 'ruleset']
+
+/** An organization's repository as the writer last left it. */
+interface OrgState {
+  repo: GitRepository
+  tree: MirrorTree
+  head: string | undefined
+  /** The root tree of `head`. */
+  root?: string
+}
+
+export class MirrorWriter {
+  private readonly states = new Map<string, OrgState>()
+  private readonly lock: WriterLock
+  private running: Promise<void> | undefined
+  private again = false
+  private timer: NodeJS.Timeout | undefined
+  private stopped = false
+  private checked = false
+  /** Consecutive failed rounds: the retry waits longer each time (up to a minute). */
+  private failures = 0
+  private readonly pollMs: number
+  private readonly batch: number
+  private readonly quietMs: number
+  private readonly maxLagMs: number
+  private lastJournalAt = 0
+  /** When the first change not yet applied was journaled by this process (an index read per upload cost too much). */
+  private pendingSince: number | undefined
+  /** Waiting for a quiet moment (`idle` keeps waiting then). */
+  private deferred = false
+  private readonly log: MirrorLog
+
+  constructor(
+    private readonly index: RegistryIndex,
+    private readonly store: MirrorStore,
+    private readonly blobs: BlobStore,
+    private readonly options: MirrorWriterOptions,
+  ) {
+    this.pollMs = options.pollMs ?? 1000
+    this.batch = options.batch ?? 200
+    this.quietMs = options.quietMs ?? 100
+    this.maxLagMs = options.maxLagMs ?? 10_000
+    this.log = options.log ?? stderrLog
+    this.lock = new WriterLock(join(options.storage, 'git', 'writer.lock'))
+  }
+
+  /** Starts applying: pending entries first (replay), then whatever is journaled later. */
+  start(): void {
+    this.stopped = false
+    this.nudge()
+  }
+
+  /** After every journaled commit: notes the activity and asks for a round (never waits for it). */
+  journaled(): void {
+    this.lastJournalAt = Date.now()
+    this.pendingSince ??= this.lastJournalAt
+    this.nudge()
+  }
+
+  /** Asks for a round soon; never waits for it. */
+  nudge(): void {
+    if (this.stopped) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = this.rounds().finally(() => {
+      this.running = undefined
+      if (this.again) this.nudge() // a nudge that came as the last round ended
+    })
+  }
+
+  /** Waits until everything journaled so far is applied (or a round failed). For tests and close. */
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.running) await this.running
+      else if (this.deferred && !this.stopped) await new Promise((resolve) => setTimeout(resolve, this.quietMs))
+      else return
+    }
+  }
+
+  /** Changes are being journaled right now, and the oldest pending one is not yet too old. */
+  private shouldWait(entryAt?: string): boolean {
+    if (Date.now() - this.lastJournalAt >= this.quietMs) return false
+    const since = entryAt === undefined ? this.pendingSince : Date.parse(entryAt)
+    return since !== undefined && Date.now() - since < this.maxLagMs
+  }
+
+  /** Applies what is pending, then stops: no more rounds, no timer, the lock released. */
+  async close(): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    this.timer = undefined
+    await this.idle()
+    // One more batch for what was journaled last; anything beyond is replayed at the next start.
+    if (this.lock.held) await this.round().catch(() => 'failed')
+    this.lock.release()
+  }
+
+  /** Holds this process the writer's lock (another process may be the writer)? */
+  get isWriter(): boolean {
+    return this.lock.held
+  }
+
+  private async rounds(): Promise<void> {
+    clearTimeout(this.timer)
+    let more = true
+    this.deferred = false
+    while (more && !this.stopped) {
+      if (this.shouldWait()) {
+        this.deferred = true
+        this.again = false // the timer below is the next round
+        this.timer = setTimeout(() => this.nudge(), this.quietMs).unref()
+        return
+      }
+      this.again = false
+      const outcome = await this.round().catch((error) => {
+        this.log.warn({ err: String(error) }, 'git mirror: a round failed; its entries stay pending')
+        return 'failed' as const
+      })
+      this.failures = outcome === 'failed' ? this.failures + 1 : 0
+      more = outcome === 'more' || (outcome !== 'failed' && this.again)
+      if (outcome === 'done' && !this.again) this.pendingSince = undefined
+    }
+    if (this.lock.held) this.options.onRound?.()
+    const delay = Math.min(this.pollMs * 2 ** this.failures, Math.max(this.pollMs, 60_000))
+    if (!this.stopped) this.timer = setTimeout(() => this.nudge(), delay).unref()
+  }
+
+  /** Applies one batch; answers whether more may be pending, or that an organization failed. */
+  private async round(): Promise<'done' | 'more' | 'failed'> {
+    if (!this.lock.acquire()) return 'done'
+    if (!this.checked) {
+      await this.checkRepositories()
+      this.checked = true
+    }
+    const entries = this.store.pending(this.batch)
+    if (entries.length === 0) return 'done'
+    const byOrg = new Map<string, JournalEntry[]>()
+    for (const entry of entries) {
+      const list = byOrg.get(entry.organization_id) ?? []
+      list.push(entry)
+      byOrg.set(entry.organization_id, list)
+    }
+    let failed = false
+    let stoppedEarly = false
+    for (const [org, list] of byOrg) {
+      try {
+        if (!await this.applyOrganization(org, list)) stoppedEarly = true
+      } catch (error) {
+        failed = true
+        this.states.delete(org) // its tree may be half changed: read it again from the last head
+        this.log.warn({ organization_id: org, err: String(error) }, 'git mirror: could not apply changes; they stay pending and are retried')
+      }
+    }
+    if (failed) return 'failed'
+    return entries.length === this.batch || stoppedEarly ? 'more' : 'done'
+  }
+
+  /** Answers false when it stopped before the last entry (a burst of writes began). */
+  private async applyOrganization(org: string, entries: JournalEntry[]): Promise<boolean> {
+    const state = await this.load(org, entries)
+    if (!state) return true // rebuilt from the index: these entries were superseded and dropped
+    const applied: number[] = []
+    for (const entry of entries) {
+      // A burst of writes began: stop here (what is applied commits below) and continue when quiet.
+      if (applied.length > 0 && this.shouldWait(entry.at)) {
+        await this.commitProgress(org, state, applied)
+        return false
+      }
+      if (entry.change === 'rebuild') {
+        await this.rebuild(org)
+        return true
+      }
+      state.head = await this.apply(state, entry)
+      applied.push(entry.seq)
+      await new Promise((resolve) => setImmediate(resolve)) // let requests run between commits
+    }
+    await this.commitProgress(org, state, applied)
+    return true
+  }
+
+  private async commitProgress(org: string, state: OrgState, applied: number[]): Promise<void> {
+    if (state.head) {
+      await this.store.markApplied(org, applied, state.head)
+      await state.repo.setHead(state.head)
+      this.options.onHead?.(org)
+    } else {
+      await this.store.discard(applied)
+    }
+  }
+
+  /**
+   * The organization's repository state. The first time, it is read from the head the index recorded;
+   * when that commit is missing (a backup without the repository, or objects lost with the machine) or
+   * the organization holds resources the journal never described (storage older than the mirror),
+   * the repository is rebuilt from the index instead, and `undefined` answered.
+   */
+  private async load(org: string, entries: JournalEntry[]): Promise<OrgState | undefined> {
+    const known = this.states.get(org)
+    if (known) return known
+    const repo = new GitRepository(repositoryPath(this.options.storage, org))
+    await repo.ensure()
+    const head = this.store.head(org)?.commit
+    if (head && await repo.hasCommit(head)) {
+      const state = { repo, tree: await MirrorTree.read(repo.gitdir, head), head }
+      await repo.setHead(head)
+      this.states.set(org, state)
+      return state
+    }
+    if (!head && !this.hasUndescribedResources(org, entries)) {
+      const state = { repo, tree: new MirrorTree(), head: undefined }
+      this.states.set(org, state)
+      return state
+    }
+    await this.rebuild(org)
+    return undefined
+  }
+
+  /**
+   * Once, when this process becomes the writer: every organization's repository matches the head the
+   * index recorded, or is rebuilt (see `load`), also when nothing is pending.
+   */
+  private async checkRepositories(): Promise<void> {
+    for (const org of this.index.listOrganizations()) {
+      if (this.states.has(org.id)) continue
+      const pending = this.store.pendingEntriesOf(org.id)
+      if (!this.store.head(org.id) && !this.hasUndescribedResources(org.id, pending)) continue
+      await this.load(org.id, pending)
+    }
+  }
+
+  private hasUndescribedResources(org: string, entries: JournalEntry[]): boolean {
+    const created = new Set(entries.flatMap((entry) => (entry.change === 'create' ? [entry.resource.id] : [])))
+    return KINDS.some((kind) => this.index.listResources(org, kind, { offset: 0, limit: Number.MAX_SAFE_INTEGER })
+      .items.some((resource) => !created.has(resource.id)))
+  }
+
+  /**
+   * Rebuilds an organization's history from the index: every resource it still holds, created with its
+   * current metadata, and every version, interleaved by time. Journal entries of the organization up to
+   * the snapshot are dropped with the new head, in one transaction.
+   */
+  async rebuild(org: string): Promise<string | undefined> {
+    const snapshot = await this.store.transactionRead(() => ({ history: this.history(org), seqs: this.store.pendingOf(org) }))
+    const repo = new GitRepository(repositoryPath(this.options.storage, org))
+    await repo.ensure()
+    const state: OrgState = { repo, tree: new MirrorTree(), head: undefined }
+    for (const entry of snapshot.history) {
+      state.head = await this.apply(state, entry)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    this.states.set(org, state)
+    await this.commitProgress(org, state, snapshot.seqs)
+    return state.head
+  }
+
+  /** The history the index still knows, as journal entries in commit order. */
+  private history(org: string): JournalEntry[] {
+    const entries: JournalEntry[] = []
+    const all = { offset: 0, limit: Number.MAX_SAFE_INTEGER }
+    for (const kind of KINDS) {
+      for (const resource of this.index.listResources(org, kind, all).items) {
+        entries.push({ change: 'create', resource, seq: 0, organization_id: org, at: resource.created_at })
+        for (const version of this.index.listVersions(resource.id, all).items) {
+          entries.push({ change: 'version', resource, version, seq: 0, organization_id: org, at: version.created_at })
+        }
+      }
+    }
+    return entries.sort(historyOrder)
+  }
+
+  /** One change, one commit (none when the tree does not change); answers the head after it. */
+  private async apply(state: OrgState, entry: JournalEntry): Promise<string | undefined> {
+    if (entry.change === 'rebuild') return state.head
+    const { tree, repo } = state
+    const { resource } = entry
+    const dir = KIND_DIR[resource.kind]
+    switch (entry.change) {
+      case 'create':
+        tree.files(dir, resource.slug).set(METADATA_NAME[resource.kind], await repo.writeBlob(Buffer.from(metadataFile(resource))))
+        break
+      case 'update': {
+        const files = tree.kinds.get(dir)?.get(entry.before.slug)
+        if (entry.before.slug !== resource.slug) {
+          tree.removeDir(dir, entry.before.slug)
+          if (files) for (const [name, oid] of files) tree.files(dir, resource.slug).set(name, oid)
+        }
+        tree.files(dir, resource.slug).set(METADATA_NAME[resource.kind], await repo.writeBlob(Buffer.from(metadataFile(resource))))
+        break
+      }
+      case 'delete':
+        tree.removeDir(dir, resource.slug)
+        break
+      case 'version': {
+        const { version } = entry
+        let bytes: Buffer
+        try {
+          bytes = await this.blobs.get({ checksum: version.checksum, digest: version.digest, format: version.format })
+        } catch (error) {
+          // Only when the resource was deleted and its blobs collected before the mirror caught up.
+          if (this.index.getVersionById(version.id)) throw error
+          this.log.warn({ version_id: version.id }, 'git mirror: the document of a deleted resource is gone; its version commit is skipped')
+          return state.head
+        }
+        const files = tree.files(dir, resource.slug)
+        for (const name of documentNames(resource.kind)) files.delete(name)
+        files.set(documentName(resource.kind, version.format), await repo.writeBlob(bytes))
+        if (!files.has(METADATA_NAME[resource.kind])) {
+          files.set(METADATA_NAME[resource.kind], await repo.writeBlob(Buffer.from(metadataFile(resource))))
+        }
+        break
+      }
+    }
+    const root = await tree.write(repo.gitdir)
+    if (state.head) state.root ??= await repo.treeOf(state.head)
+    if (state.head && state.root === root) return state.head
+    state.root = root
+    return repo.writeCommit(root, state.head, commitMessage(entry), entry.at)
+  }
+}
+
+
+/**
+ * One writer per storage directory: an exclusive lock file holding the writer's process id. A lock
+ * left by a process that is gone (`kill -9`) is taken over.
+ */
+class WriterLock {
+  held = false
+
+  constructor(private readonly path: string) {}
+
+  acquire(): boolean {
+    if (this.held) return true
+    mkdirSync(join(this.path, '..'), { recursive: true })
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = openSync(this.path, 'wx')
+        writeSync(fd, String(process.pid))
+        closeSync(fd)
+        this.held = true
+        WriterLock.inProcess.add(this.path)
+        return true
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        if (this.ownerAlive()) return false
+        try { unlinkSync(this.path) } catch { /* taken over by another process meanwhile */ }
+      }
+    }
+    return false
+  }
+
+  private ownerAlive(): boolean {
+    let pid: number
+    try {
+      pid = Number.parseInt(readFileSync(this.path, 'utf8'), 10)
+    } catch {
+      return true // being written by its owner right now
+    }
+    if (!Number.isInteger(pid) || pid <= 0) return false
+    if (pid === process.pid) return WriterLock.inProcess.has(this.path)
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM'
+    }
+  }
+
+  static readonly inProcess = new Set<string>()
+
+  release(): void {
+    if (!this.held) return
+    this.held = false
+    WriterLock.inProcess.delete(this.path)
+    try { unlinkSync(this.path) } catch { /* already gone */ }
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The git mirror of each organization (issue 5): the writer that turns journaled changes into commits,
+ * the pusher that keeps a remote current, the push-mirror settings, and the repositories clients clone.
+ */
+import { RegistryError } from '../errors.js'
+import { GitRepository, repositoryPath } from '../store/git-repository.js'
+import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { MirrorRemote, MirrorStore } from '../store/mirror-store.js'
+import type { OrganizationRecord } from '../store/records.js'
+import { now } from './ids.js'
+import { MirrorPusher } from './mirror-pusher.js'
+import { MirrorWriter, type MirrorLog } from './mirror-writer.js'
+
+export interface MirrorOptions {
+  storage: string
+  pollMs?: number
+  batch?: number
+  pushBaseDelayMs?: number
+  pushMaxDelayMs?: number
+  log?: MirrorLog
+}
+
+/** What `GET /v1/mirror` shows: never the token. */
+export interface MirrorStatus {
+  head: string | null
+  url: string | null
+  token_set: boolean
+  last_pushed_commit: string | null
+  last_pushed_at: string | null
+  last_error: string | null
+  last_error_at: string | null
+}
+
+export class Mirror {
+  readonly writer: MirrorWriter
+  readonly pusher: MirrorPusher
+  private logTo: MirrorLog
+
+  constructor(
+    private readonly index: RegistryIndex & { onJournal: (() => void) | undefined },
+    private readonly store: MirrorStore,
+    blobs: BlobStore,
+    private readonly options: MirrorOptions,
+  ) {
+    this.logTo = options.log ?? {
+      warn: (details, message) => process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg: message, ...details })}\n`),
+    }
+    const log: MirrorLog = { warn: (details, message) => this.logTo.warn(details, message) }
+    this.pusher = new MirrorPusher(store, {
+      storage: options.storage, baseDelayMs: options.pushBaseDelayMs, maxDelayMs: options.pushMaxDelayMs, log,
+      canPush: () => this.writer.isWriter,
+    })
+    this.writer = new MirrorWriter(index, store, blobs, {
+      storage: options.storage, pollMs: options.pollMs, batch: options.batch, log,
+      onHead: (org) => this.pusher.schedule(org),
+      onRound: () => this.pusher.scheduleBehind(),
+    })
+  }
+
+  /** Starts the writer (replaying pending entries) and hooks it to the index's journaled commits. */
+  start(log?: MirrorLog): void {
+    if (log) this.logTo = log
+    this.index.onJournal = () => this.writer.journaled()
+    this.writer.start()
+  }
+
+  /** Everything journaled so far is in git (and pushes under way have finished). */
+  async idle(): Promise<void> {
+    await this.writer.idle()
+    await this.pusher.idle()
+  }
+
+  /** Drains the writer and stops both; part of `Registry.close()`. */
+  async close(): Promise<void> {
+    this.index.onJournal = undefined
+    await this.writer.close()
+    await this.pusher.close()
+  }
+
+  /** The repository clients clone, if it has been written. */
+  repository(org: OrganizationRecord): GitRepository {
+    return new GitRepository(repositoryPath(this.options.storage, org.id))
+  }
+
+  status(org: OrganizationRecord): MirrorStatus {
+    const remote = this.store.remote(org.id)
+    return {
+      head: this.store.head(org.id)?.commit ?? null,
+      url: remote?.url ?? null,
+      token_set: Boolean(remote?.token),
+      last_pushed_commit: remote?.last_pushed_commit ?? null,
+      last_pushed_at: remote?.last_pushed_at ?? null,
+      last_error: remote?.last_error ?? null,
+      last_error_at: remote?.last_error_at ?? null,
+    }
+  }
+
+  async setRemote(org: OrganizationRecord, url: string, token: string | null): Promise<MirrorStatus> {
+    checkRemoteUrl(url)
+    await this.store.setRemote(org.id, url, token, now())
+    this.pusher.reset(org.id)
+    return this.status(org)
+  }
+
+  async removeRemote(org: OrganizationRecord): Promise<void> {
+    await this.store.removeRemote(org.id)
+  }
+
+  /**
+   * Rebuilds organizations' repositories from the index. This process does it at once when it is the
+   * writer (or can become it); otherwise the running server's writer does it on its next round.
+   */
+  async rebuild(orgs: OrganizationRecord[]): Promise<{ queued: boolean }> {
+    for (const org of orgs) await this.store.appendNow(org.id, { change: 'rebuild' })
+    this.writer.nudge()
+    await this.writer.idle()
+    return { queued: !this.writer.isWriter }
+  }
+}
+
+/** Remotes are http(s) URLs without credentials in them: the token is given on its own, write-only. */
+export function checkRemoteUrl(url: string): void {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new RegistryError('invalid_request', 'url must be an absolute http(s) URL', [{ path: ['url'], message: 'not a URL' }])
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new RegistryError('invalid_request', 'url must be an http(s) URL', [{ path: ['url'], message: 'only http and https remotes are supported' }])
+  }
+  if (parsed.username || parsed.password) {
+    throw new RegistryError('invalid_request', 'url must not hold credentials: send the token as `token`', [{ path: ['url'], message: 'credentials in the URL' }])
+  }
+}
+
+export type { MirrorRemote }

@@ -1,0 +1,262 @@
+/**
+ * Repository sync (issue 5, items 6–8): an API connected to a file on a branch of a GitHub or GitLab
+ * repository, published from there by a manual sync or by the repository's push webhooks. A sync
+ * fetches the branch shallow in a sync worker, bundles the file's relative `$ref`s, and publishes the
+ * result through the one upload path (`Uploads.upload`, lint gate included) with `source` set to the
+ * provider. Syncs run on an in-process queue, one per API at a time; every connection keeps its last
+ * sync's outcome.
+ */
+import { posix } from 'node:path'
+import { RegistryError, invalidRequest, notFound, type ProblemItem } from '../errors.js'
+import type { SnapshotFetcher } from '../sync/pool.js'
+import type { RegistryIndex } from '../store/interfaces.js'
+import type {
+  LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, RepositoryStore, SyncStatus,
+} from '../store/repository-store.js'
+import { newId, now } from './ids.js'
+import type { Actor } from './organizations.js'
+import type { Resources } from './resources.js'
+import { SyncQueue } from './sync-queue.js'
+import type { UploadOutcome, Uploads } from './uploads.js'
+import {
+  githubSignatureMatches, gitlabTokenMatches, normalizeRepositoryUrl, readGithubDelivery, readGitlabDelivery,
+  type WebhookDelivery, type WebhookRequest,
+} from './webhooks.js'
+
+export interface ConnectInput {
+  provider: RepositoryProvider
+  url: string
+  branch: string
+  path: string
+  token?: string | null
+  webhook_secret?: string | null
+}
+
+/** What a webhook delivery led to: syncs queued (202), or nothing to do (200). */
+export interface WebhookOutcome {
+  status: 'queued' | 'ignored' | 'duplicate' | 'pong'
+  syncs: number
+  detail: string
+}
+
+/** Findings or problems kept with a failed sync, at most. */
+const MAX_KEPT_PROBLEMS = 100
+
+/** Longest normalized repository url (an index key together with a branch of at most 200 characters). */
+const MAX_NORMALIZED_URL_BYTES = 1024
+
+const BAD_REF_CHARACTERS = /[\x00-\x20\x7f~^:?*[\\]/
+
+/** The branch name, checked against git's rules for ref names (`refs/heads/` may be given). */
+function checkBranch(branch: string): string {
+  const name = branch.startsWith('refs/heads/') ? branch.slice('refs/heads/'.length) : branch
+  const bad = name === '' || name === '@' || BAD_REF_CHARACTERS.test(name) || name.includes('..') || name.includes('@{')
+    || name.includes('//') || name.startsWith('/') || name.endsWith('/') || name.startsWith('-') || name.endsWith('.')
+    || name.split('/').some((part) => part.startsWith('.') || part.endsWith('.lock'))
+  if (bad) throw invalidRequest(`'${name.slice(0, 100)}' is not a valid branch name`, [{ path: ['branch'], message: 'not a valid git branch name' }])
+  return name
+}
+
+/** The file's path inside the repository, normalized; never absolute, never out of the repository. */
+function checkPath(path: string): string {
+  const refuse = (message: string) => invalidRequest(`path: ${message}`, [{ path: ['path'], message }])
+  if (path.includes('\0') || path.includes('\\')) throw refuse('must be a path with / separators')
+  if (path.startsWith('/')) throw refuse('must be relative to the repository root')
+  const normalized = posix.normalize(path)
+  if (normalized === '..' || normalized.startsWith('../')) throw refuse('must stay inside the repository')
+  if (normalized === '.' || normalized.endsWith('/')) throw refuse('must name a file, not a directory')
+  return normalized
+}
+
+/** The repository url: http or https, without credentials, query or fragment. */
+function checkUrl(url: string): { url: string; normalized: string } {
+  const refuse = (message: string) => invalidRequest(`url: ${message}`, [{ path: ['url'], message }])
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw refuse('is not a valid url')
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw refuse('must be an http or https url')
+  if (parsed.username || parsed.password) throw refuse("must not hold credentials: give a token in 'token'")
+  if (parsed.search || parsed.hash) throw refuse('must not have a query or a fragment')
+  const normalized = normalizeRepositoryUrl(url)
+  if (!normalized || parsed.pathname.replace(/\/+$/, '') === '') throw refuse('must name a repository')
+  // It is part of an index key (with the branch): LMDB keys are at most 1978 bytes.
+  if (Buffer.byteLength(normalized, 'utf8') > MAX_NORMALIZED_URL_BYTES) throw refuse(`is longer than ${MAX_NORMALIZED_URL_BYTES} bytes`)
+  return { url: parsed.href, normalized }
+}
+
+/** A connection as clients see it: never its token or webhook secret. */
+export function connectionView(connection: RepositoryConnectionRecord): Record<string, unknown> {
+  return {
+    id: connection.id,
+    organization_id: connection.organization_id,
+    api_id: connection.api_id,
+    provider: connection.provider,
+    url: connection.url,
+    branch: connection.branch,
+    path: connection.path,
+    has_token: connection.token !== null,
+    has_webhook_secret: connection.webhook_secret !== null,
+    webhook_path: `/webhooks/${connection.provider}`,
+    last_sync: connection.last_sync,
+    created_at: connection.created_at,
+    updated_at: connection.updated_at,
+  }
+}
+
+function syncStatus(error: RegistryError): SyncStatus {
+  return error.code === 'lint_blocked' ? 'blocked' : 'failed'
+}
+
+function keptError(error: RegistryError): NonNullable<LastSyncRecord['error']> {
+  const kept: NonNullable<LastSyncRecord['error']> = { code: error.code, detail: error.message }
+  if (error.errors) kept.errors = error.errors.slice(0, MAX_KEPT_PROBLEMS) as ProblemItem[]
+  return kept
+}
+
+export class RepositorySync {
+  readonly #queue = new SyncQueue()
+
+  constructor(
+    private readonly index: RegistryIndex,
+    private readonly resources: Resources,
+    private readonly uploads: Uploads,
+    private readonly store: RepositoryStore,
+    private readonly fetcher: SnapshotFetcher,
+  ) {
+    // Deleting an API removes its connection in the same transaction.
+    resources.deleteHooks.push((resource) => {
+      if (resource.kind === 'api') store.removeInTransaction(resource.id)
+    })
+  }
+
+  /** Creates or replaces the API's connection (`created` tells which). */
+  async connect(actor: Actor, apiId: string, input: ConnectInput): Promise<{ connection: RepositoryConnectionRecord; created: boolean }> {
+    const api = this.resources.require(actor, 'api', apiId)
+    const { url, normalized } = checkUrl(input.url)
+    const branch = checkBranch(input.branch)
+    const path = checkPath(input.path)
+    const before = this.store.get(api.id)
+    const at = now()
+    const sameSource = before !== undefined && before.provider === input.provider && before.normalized_url === normalized
+      && before.branch === branch && before.path === path
+    const connection: RepositoryConnectionRecord = {
+      id: before?.id ?? newId(),
+      api_id: api.id,
+      organization_id: api.organization_id,
+      provider: input.provider,
+      url,
+      normalized_url: normalized,
+      branch,
+      path,
+      token: input.token ?? null,
+      webhook_secret: input.webhook_secret ?? null,
+      created_at: before?.created_at ?? at,
+      updated_at: at,
+      // The last sync stays with the connection while it reads the same file.
+      last_sync: sameSource ? before.last_sync : null,
+    }
+    const { created } = await this.store.put(connection, () => {
+      if (!this.index.getResource(api.id)) throw notFound('api')
+    })
+    return { connection, created }
+  }
+
+  /** The API's connection; 404 when it has none. */
+  connection(actor: Actor, apiId: string): RepositoryConnectionRecord {
+    const api = this.resources.require(actor, 'api', apiId)
+    const connection = this.store.get(api.id)
+    if (!connection) throw new RegistryError('not_found', 'the API is not connected to a repository')
+    return connection
+  }
+
+  async disconnect(actor: Actor, apiId: string): Promise<void> {
+    const api = this.resources.require(actor, 'api', apiId)
+    if (!(await this.store.remove(api.id))) throw new RegistryError('not_found', 'the API is not connected to a repository')
+  }
+
+  /** A manual sync: waits for the API's turn, then answers the version (or the upload's problem). */
+  sync(actor: Actor, apiId: string): Promise<UploadOutcome> {
+    const connection = this.connection(actor, apiId)
+    return this.#queue.run(connection.api_id, () => this.#run(connection.api_id, 'manual', null))
+  }
+
+  /**
+   * A webhook delivery: verified against the secret of every connection to the repository it names
+   * (401 when none matches; nothing runs), remembered by delivery id (a redelivery is not processed
+   * again), then a push to a connected branch queues a sync of each API connected to it.
+   */
+  async receive(provider: RepositoryProvider, request: WebhookRequest): Promise<WebhookOutcome> {
+    const delivery = provider === 'github' ? readGithubDelivery(request) : readGitlabDelivery(request)
+    const verified = this.#verifiedConnections(delivery, request)
+    if (verified.length === 0) {
+      throw new RegistryError('unauthorized', provider === 'github'
+        ? 'X-Hub-Signature-256 does not match the webhook secret of any connection to this repository'
+        : 'X-Gitlab-Token does not match the webhook secret of any connection to this repository')
+    }
+    if (delivery.delivery !== null && !(await this.store.claimDelivery(provider, delivery.delivery, Date.now()))) {
+      return { status: 'duplicate', syncs: 0, detail: `delivery ${delivery.delivery} was already handled` }
+    }
+    if (delivery.kind === 'ping') return { status: 'pong', syncs: 0, detail: 'the webhook reaches the registry' }
+    if (delivery.kind !== 'push') return { status: 'ignored', syncs: 0, detail: `'${delivery.event}' events are not handled` }
+    if (!delivery.ref?.startsWith('refs/heads/')) return { status: 'ignored', syncs: 0, detail: 'not a push to a branch' }
+    if (delivery.deleted) return { status: 'ignored', syncs: 0, detail: 'the push deleted the branch' }
+    const branch = delivery.ref.slice('refs/heads/'.length)
+    const targets = verified.filter((c) => c.branch === branch)
+    for (const connection of targets) {
+      this.#queue.run(connection.api_id, () => this.#run(connection.api_id, 'webhook', delivery.delivery), { coalesce: true })
+        // The outcome is kept as the connection's last sync.
+        .catch(() => undefined)
+    }
+    if (targets.length === 0) return { status: 'ignored', syncs: 0, detail: `no API is connected to branch '${branch}'` }
+    return { status: 'queued', syncs: targets.length, detail: `${targets.length} sync${targets.length === 1 ? '' : 's'} queued` }
+  }
+
+  /** Connections of this provider to the delivery's repository whose webhook secret the request proves. */
+  #verifiedConnections(delivery: WebhookDelivery, request: WebhookRequest): RepositoryConnectionRecord[] {
+    const byApi = new Map<string, RepositoryConnectionRecord>()
+    for (const url of delivery.urls) {
+      const normalized = normalizeRepositoryUrl(url)
+      if (!normalized) continue
+      for (const connection of this.store.byRepository(normalized)) byApi.set(connection.api_id, connection)
+    }
+    const matches = delivery.provider === 'github' ? githubSignatureMatches : gitlabTokenMatches
+    return [...byApi.values()].filter((c) =>
+      c.provider === delivery.provider && c.webhook_secret !== null && matches(request, c.webhook_secret))
+  }
+
+  /** One sync of one API (its turn on the queue): fetch, bundle, publish, and keep the outcome. */
+  async #run(apiId: string, trigger: LastSyncRecord['trigger'], delivery: string | null): Promise<UploadOutcome> {
+    const connection = this.store.get(apiId)
+    const api = this.index.getResource(apiId)
+    if (!connection || !api) throw new RegistryError('not_found', 'the API is not connected to a repository')
+    const started = now()
+    let commit: string | null = null
+    const keep = (status: SyncStatus, fields: Partial<LastSyncRecord>) => this.store.recordSync(apiId, connection.updated_at, {
+      status, trigger, delivery, started_at: started, finished_at: now(), commit, version_id: null, version_number: null, error: null,
+      ...fields,
+    })
+    try {
+      const snapshot = await this.fetcher.fetch({
+        provider: connection.provider, url: connection.url, branch: connection.branch, path: connection.path, token: connection.token,
+      })
+      commit = snapshot.commit
+      const outcome = await this.uploads.upload(api, { document: snapshot.text }, connection.provider)
+      await keep(outcome.created ? 'succeeded' : 'unchanged', { version_id: outcome.version.id, version_number: outcome.version.number })
+      return outcome
+    } catch (error) {
+      commit ??= (error as { commit?: string | null }).commit ?? null
+      const problem = error instanceof RegistryError ? error : new RegistryError('internal', 'the sync failed unexpectedly')
+      await keep(syncStatus(problem), { error: keptError(problem) }).catch(() => undefined)
+      throw error
+    }
+  }
+
+  /** Refuses new syncs, waits for the queued and running ones, then ends the sync workers. */
+  async close(): Promise<void> {
+    await this.#queue.drain()
+    await this.fetcher.close()
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * `git clone http://HOST/git/<org-slug>.git`: the organization's mirror over smart HTTP, protocol v2,
+ * read-only. Authenticated by an organization key (HTTP basic with the key as password, or a Bearer
+ * header); anything else is the same 401 with `WWW-Authenticate: Basic`, whether the organization
+ * exists or not. Its own plugin scope: no JSON body parsers, only git's request type.
+ */
+import { gunzip } from 'node:zlib'
+import { promisify } from 'node:util'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { Registry } from '../domain/registry.js'
+import type { OrganizationRecord } from '../store/records.js'
+import { RegistryError, notFound } from '../errors.js'
+import {
+  advertisement, errorLine, fetchResponse, lsRefs, parseCommand, parseFetch, pkt, FLUSH,
+} from './git-protocol.js'
+import { Problem } from './schemas.js'
+
+const unzip = promisify(gunzip)
+
+const RepoParams = Type.Object({ repo: Type.String({ pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*\\.git$', description: '<organization slug>.git' }) })
+const Binary = Type.String({ description: 'git protocol data (pkt-lines)' })
+const tags = ['Git']
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    gitOrganization?: OrganizationRecord
+  }
+}
+
+function challenge(): RegistryError {
+  return new RegistryError('unauthorized',
+    'an organization key is required: HTTP basic auth with the key as the password, or Authorization: Bearer sk_…',
+    undefined, { 'www-authenticate': 'Basic realm="API Registry", charset="UTF-8"' })
+}
+
+/** The key in `Authorization`: a Bearer token, or the password of HTTP basic credentials. */
+function keyOf(header: string | undefined): string | undefined {
+  if (!header) return undefined
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  if (bearer) return bearer[1]
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header)
+  if (!basic) return undefined
+  const decoded = Buffer.from(basic[1], 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  return colon < 0 ? undefined : decoded.slice(colon + 1)
+}
+
+export async function gitRoutes(app: FastifyInstance, options: { registry: Registry; bodyLimit: number }): Promise<void> {
+  const { registry } = options
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/x-git-upload-pack-request', { parseAs: 'buffer', bodyLimit: options.bodyLimit },
+    (_request, body, done) => done(null, body))
+
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      const slug = /^\/git\/([^/?]*?)\.git(?:[/?]|$)/.exec(request.url)?.[1]
+      const key = keyOf(request.headers.authorization)
+      if (!key || !slug) throw challenge()
+      let organization: OrganizationRecord
+      try {
+        organization = registry.organizations.authenticate(`Bearer ${key}`).organization
+      } catch {
+        throw challenge()
+      }
+      if (organization.slug !== slug) throw challenge()
+      request.gitOrganization = organization
+      request.actor = { organization, keyId: 'git' }
+    } catch (error) {
+      return done(error as Error)
+    }
+    done()
+  })
+
+  const mirrorOf = (request: FastifyRequest) => {
+    if (!registry.mirror || !request.gitOrganization) throw notFound('repository')
+    return registry.mirror.repository(request.gitOrganization)
+  }
+
+  // Anything else under /git (pushes, the dumb protocol): authenticated first like the rest, then 404.
+  app.all('/git/*', { schema: { hide: true } }, async () => {
+    throw new RegistryError('not_found', 'the mirror is read-only: only clone and fetch (git-upload-pack, protocol v2) are served')
+  })
+
+  app.get('/git/:repo/info/refs', {
+    schema: {
+      tags, summary: 'Git smart HTTP: capability advertisement (clone and fetch only)',
+      params: RepoParams,
+      querystring: Type.Object({ service: Type.String() }),
+      response: { 200: Binary, 401: Problem, 404: Problem },
+    },
+  }, async (request, reply) => {
+    const { service } = request.query as { service: string }
+    if (service !== 'git-upload-pack') throw new RegistryError('not_found', 'the mirror is read-only: only clone and fetch (git-upload-pack) are served')
+    mirrorOf(request)
+    reply.header('content-type', 'application/x-git-upload-pack-advertisement').header('cache-control', 'no-cache')
+    if (!/version=2/.test(String(request.headers['git-protocol'] ?? ''))) {
+      // Protocol v0/v1 clients get a clear message; git speaks v2 over HTTP by default since 2.26.
+      return reply.send(Buffer.concat([pkt('# service=git-upload-pack\n'), FLUSH,
+        errorLine('this server speaks git protocol version 2: use git 2.26 or newer, or git -c protocol.version=2')]))
+    }
+    return reply.send(advertisement())
+  })
+
+  app.post('/git/:repo/git-upload-pack', {
+    schema: {
+      tags, summary: 'Git smart HTTP: ls-refs and fetch (protocol v2)',
+      params: RepoParams,
+      body: Binary,
+      response: { 200: Binary, 401: Problem, 404: Problem, 415: Problem },
+    },
+    // The body is pkt-lines, not JSON: the schema above documents it, nothing validates it as a string.
+    validatorCompiler: () => () => true,
+  }, async (request, reply) => {
+    const repo = mirrorOf(request)
+    let body = request.body as Buffer
+    if (String(request.headers['content-encoding'] ?? '').toLowerCase() === 'gzip') body = await unzip(body)
+    reply.header('content-type', 'application/x-git-upload-pack-result').header('cache-control', 'no-cache')
+    let command
+    try {
+      command = parseCommand(body)
+    } catch {
+      throw new RegistryError('invalid_request', 'not a git protocol v2 request')
+    }
+    const head = await repo.head()
+    if (command.command === 'ls-refs') return reply.send(lsRefs(command.args, head))
+    if (command.command !== 'fetch') return reply.send(errorLine(`unknown command '${command.command}'`))
+    const fetch = parseFetch(command.args)
+    const common: string[] = []
+    for (const have of fetch.haves) if (await repo.hasCommit(have)) common.push(have)
+    if (!fetch.done && common.length === 0) return reply.send(fetchResponse(fetch, common, undefined))
+    let oids: string[]
+    try {
+      oids = await repo.missingObjects(fetch.wants, common)
+    } catch {
+      return reply.send(errorLine('upload-pack: not our ref'))
+    }
+    const pack = await repo.pack(oids)
+    return reply.send(fetchResponse(fetch, common, pack))
+  })
+}

@@ -1,0 +1,238 @@
+/** SDKs, their output repositories and builds under `/v1` (issue 7). Thin: HTTP in, domain calls, views out. */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { toPageRequest } from '../domain/pagination.js'
+import type { Registry } from '../domain/registry.js'
+import type { RepositoryInput, SdkCreateInput, SdkUpdateInput } from '../domain/sdks.js'
+import { SDK_TARGETS, PROVIDERS, BUILD_STATUSES, type BuildRecord, type OutputRepositoryRecord, type SdkRecord, type SdkTarget } from '../store/sdk-records.js'
+import { actorOf } from './auth.js'
+import { Data, List, Name, Nullable, PageQuery, Problem, Slug, Ulid } from './schemas.js'
+
+const strict = { additionalProperties: false }
+const Time = Type.String({ format: 'date-time' })
+const Checksum = Type.String({ pattern: '^sha256:[0-9a-f]{64}$' })
+const Target = Type.Enum([...SDK_TARGETS], { description: 'a language target: typescript (@hey-api/openapi-ts, fetch client) or php (PSR-4 package, no extensions beyond json)' })
+
+const SdkApiAttachment = Type.Object({
+  api_id: Ulid,
+  version_id: Type.Optional(Nullable(Ulid)),
+}, { ...strict, description: 'An API to generate a client for; without version_id a build takes the API’s current version when it is queued' })
+
+export const SdkConfig = Type.Object({
+  package_name: Type.Optional(Type.String({ minLength: 1, maxLength: 214, pattern: '^(@[a-z0-9-~][a-z0-9-._~]*/)?[a-z0-9-~][a-z0-9-._~]*$', description: 'npm package name (default: the SDK slug)' })),
+  package_version: Type.Optional(Type.String({ maxLength: 64, pattern: '^\\d+\\.\\d+\\.\\d+(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?$', description: 'semantic version of the generated packages (default 0.1.0)' })),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  license: Type.Optional(Type.String({ maxLength: 100, description: 'SPDX identifier (default UNLICENSED for npm, proprietary for Composer)' })),
+  typescript: Type.Optional(Type.Object({
+    package_name: Type.Optional(Type.String({ minLength: 1, maxLength: 214, pattern: '^(@[a-z0-9-~][a-z0-9-._~]*/)?[a-z0-9-~][a-z0-9-._~]*$', description: 'overrides package_name for npm' })),
+  }, strict)),
+  php: Type.Optional(Type.Object({
+    package_name: Type.Optional(Type.String({ maxLength: 214, pattern: '^[a-z0-9]([_.-]?[a-z0-9]+)*/[a-z0-9](([_.]|-{1,2})?[a-z0-9]+)*$', description: 'Composer vendor/name (default registry/<sdk slug>)' })),
+    namespace: Type.Optional(Type.String({ maxLength: 200, pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\\\[A-Za-z_][A-Za-z0-9_]*)*$', description: 'root PHP namespace (default: the SDK slug in StudlyCase)' })),
+  }, strict)),
+}, { ...strict, description: 'SdkConfig: package metadata shared by the targets, and per-target options' })
+
+const OutputRepository = Type.Object({
+  sdk_id: Ulid,
+  target: Target,
+  provider: Type.Enum([...PROVIDERS]),
+  url: Type.String(),
+  base_branch: Type.String(),
+  api_url: Nullable(Type.String()),
+  has_token: Type.Boolean({ description: 'a token is stored (tokens are write-only)' }),
+  created_at: Time,
+  updated_at: Time,
+})
+
+const Sdk = Type.Object({
+  id: Ulid,
+  organization_id: Ulid,
+  name: Type.String(),
+  slug: Slug,
+  targets: Type.Array(Target),
+  apis: Type.Array(Type.Object({ api_id: Ulid, version_id: Nullable(Ulid) })),
+  config: SdkConfig,
+  repositories: Type.Array(OutputRepository, { description: 'the connected output repositories, one per target at most' }),
+  created_at: Time,
+  updated_at: Time,
+})
+
+const PullRequest = Type.Object({ number: Type.Integer(), url: Type.String(), branch: Type.String(), base: Type.String(), title: Type.String() })
+
+const Build = Type.Object({
+  id: Ulid,
+  organization_id: Ulid,
+  sdk_id: Ulid,
+  number: Type.Integer({ minimum: 1, description: '1, 2, 3… per SDK' }),
+  target: Target,
+  status: Type.Enum([...BUILD_STATUSES]),
+  attempts: Type.Integer({ description: 'runs started; a run interrupted by a crash is retried once' }),
+  inputs: Type.Object({
+    apis: Type.Array(Type.Object({ api_id: Ulid, slug: Type.String(), name: Type.String(), version_id: Ulid, checksum: Checksum })),
+    config_checksum: Checksum,
+    generator: Type.Object({ name: Type.String(), version: Type.String() }),
+  }),
+  repository: Type.Object({ provider: Type.Enum([...PROVIDERS]), url: Type.String(), base_branch: Type.String() }),
+  output: Nullable(Type.Object({
+    branch: Nullable(Type.String()),
+    commit: Nullable(Type.String()),
+    files: Type.Array(Type.String()),
+    pull_request: Nullable(PullRequest),
+    reason: Nullable(Type.Enum(['unchanged', 'git_provider'], { description: 'why there is no pull request' })),
+  })),
+  error: Nullable(Type.String()),
+  created_at: Time,
+  updated_at: Time,
+  started_at: Nullable(Time),
+  finished_at: Nullable(Time),
+})
+
+const SdkCreate = Type.Object({
+  name: Name,
+  slug: Type.Optional(Slug),
+  targets: Type.Array(Target, { minItems: 1, maxItems: SDK_TARGETS.length }),
+  apis: Type.Array(SdkApiAttachment, { minItems: 1, maxItems: 50 }),
+  config: Type.Optional(SdkConfig),
+}, strict)
+
+const SdkUpdate = Type.Object({
+  name: Type.Optional(Name),
+  slug: Type.Optional(Slug),
+  targets: Type.Optional(Type.Array(Target, { minItems: 1, maxItems: SDK_TARGETS.length })),
+  apis: Type.Optional(Type.Array(SdkApiAttachment, { minItems: 1, maxItems: 50 })),
+  config: Type.Optional(SdkConfig),
+}, strict)
+
+const RepositoryBody = Type.Object({
+  provider: Type.Enum([...PROVIDERS], { description: 'git: the pushed branch is the deliverable; github: a pull request; gitlab: a merge request' }),
+  url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) clone URL, without credentials' }),
+  base_branch: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^(?!/|.*(?:\\.\\.|//|@\\{|\\.lock$|/$))[^\\s~^:?*\\[\\\\]+$', description: 'default main' })),
+  api_url: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: 'base URL of the provider REST API; default https://api.github.com for github.com, <origin>/api/v3 for other GitHub hosts, <origin>/api/v4 for GitLab' }))),
+  token: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'write-only: git password (basic auth) and provider API token; omitted keeps the stored one, null removes it' }))),
+}, strict)
+
+const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+const security = [{ bearer: [] }]
+const SdkParams = Type.Object({ sdk: Ulid })
+const TargetParams = Type.Object({ sdk: Ulid, target: Target })
+const BuildParams = Type.Object({ build: Ulid })
+
+export function repositoryView(r: OutputRepositoryRecord) {
+  return {
+    sdk_id: r.sdk_id, target: r.target, provider: r.provider, url: r.url, base_branch: r.base_branch, api_url: r.api_url,
+    has_token: r.token !== null, created_at: r.created_at, updated_at: r.updated_at,
+  }
+}
+
+export function buildView(b: BuildRecord) {
+  const { sdk: _sdk, config: _config, ...view } = b
+  return view
+}
+
+export function registerSdkRoutes(app: FastifyInstance, registry: Registry): void {
+  const { sdks } = registry
+  const sdkView = (sdk: SdkRecord) => ({ ...sdk, last_build_number: undefined, repositories: sdks.repositories(sdk).map(repositoryView) })
+  const params = <T>(request: FastifyRequest) => request.params as T
+  const page = (request: FastifyRequest) => {
+    const { page: p, limit } = request.query as { page?: number; limit?: number }
+    return toPageRequest(p, limit)
+  }
+
+  app.get('/v1/sdks', {
+    schema: { tags: ['SDKs'], security, summary: 'List SDKs, newest first', querystring: PageQuery, response: { 200: List(Sdk), ...errors(400, 401) } },
+  }, async (request) => {
+    const result = sdks.list(actorOf(request), page(request))
+    return { data: result.items.map(sdkView), total: result.total }
+  })
+
+  app.post('/v1/sdks', {
+    schema: { tags: ['SDKs'], security, summary: 'Create an SDK', body: SdkCreate, response: { 201: Data(Sdk), ...errors(400, 401, 409, 422) } },
+  }, async (request, reply) => {
+    const sdk = await sdks.create(actorOf(request), request.body as SdkCreateInput)
+    return reply.status(201).send({ data: sdkView(sdk) })
+  })
+
+  app.get('/v1/sdks/:sdk', {
+    schema: { tags: ['SDKs'], security, summary: 'Get an SDK', params: SdkParams, response: { 200: Data(Sdk), ...errors(400, 401, 404) } },
+  }, async (request) => ({ data: sdkView(sdks.require(actorOf(request), params<{ sdk: string }>(request).sdk)) }))
+
+  app.patch('/v1/sdks/:sdk', {
+    schema: { tags: ['SDKs'], security, summary: 'Update an SDK (a target removed loses its output repository)', params: SdkParams, body: SdkUpdate, response: { 200: Data(Sdk), ...errors(400, 401, 404, 409, 422) } },
+  }, async (request) => ({ data: sdkView(await sdks.update(actorOf(request), params<{ sdk: string }>(request).sdk, request.body as SdkUpdateInput)) }))
+
+  app.delete('/v1/sdks/:sdk', {
+    schema: { tags: ['SDKs'], security, summary: 'Delete an SDK with its repositories and builds (a running build is aborted)', params: SdkParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
+  }, async (request, reply) => {
+    await sdks.remove(actorOf(request), params<{ sdk: string }>(request).sdk)
+    return reply.status(204).send()
+  })
+
+  const repositoryPath = '/v1/sdks/:sdk/targets/:target/repository'
+  app.put(repositoryPath, {
+    schema: { tags: ['SDKs'], security, summary: "Connect a target's output repository (the token is write-only)", params: TargetParams, body: RepositoryBody, response: { 200: Data(OutputRepository), 201: Data(OutputRepository), ...errors(400, 401, 404) } },
+  }, async (request, reply) => {
+    const { sdk, target } = params<{ sdk: string; target: SdkTarget }>(request)
+    const { repository, created } = await sdks.putRepository(actorOf(request), sdk, target, request.body as RepositoryInput)
+    return reply.status(created ? 201 : 200).send({ data: repositoryView(repository) })
+  })
+
+  app.get(repositoryPath, {
+    schema: { tags: ['SDKs'], security, summary: "A target's output repository", params: TargetParams, response: { 200: Data(OutputRepository), ...errors(400, 401, 404) } },
+  }, async (request) => {
+    const { sdk, target } = params<{ sdk: string; target: SdkTarget }>(request)
+    return { data: repositoryView(sdks.repository(actorOf(request), sdk, target)) }
+  })
+
+  app.delete(repositoryPath, {
+    schema: { tags: ['SDKs'], security, summary: "Disconnect a target's output repository", params: TargetParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
+  }, async (request, reply) => {
+    const { sdk, target } = params<{ sdk: string; target: SdkTarget }>(request)
+    await sdks.removeRepository(actorOf(request), sdk, target)
+    return reply.status(204).send()
+  })
+
+  app.post('/v1/sdks/:sdk/builds', {
+    schema: { tags: ['Builds'], security, summary: 'Queue an SDK build: one per target with an output repository', params: SdkParams, response: { 202: Type.Object({ data: Type.Array(Build) }), ...errors(400, 401, 404, 422) } },
+  }, async (request, reply) => {
+    const builds = await sdks.queue(actorOf(request), params<{ sdk: string }>(request).sdk)
+    return reply.status(202).send({ data: builds.map(buildView) })
+  })
+
+  app.get('/v1/sdks/:sdk/builds', {
+    schema: { tags: ['Builds'], security, summary: "An SDK's builds, newest first", params: SdkParams, querystring: PageQuery, response: { 200: List(Build), ...errors(400, 401, 404) } },
+  }, async (request) => {
+    const result = sdks.listBuilds(actorOf(request), page(request), params<{ sdk: string }>(request).sdk)
+    return { data: result.items.map(buildView), total: result.total }
+  })
+
+  app.get('/v1/builds', {
+    schema: { tags: ['Builds'], security, summary: "List builds: the organization's, newest first", querystring: PageQuery, response: { 200: List(Build), ...errors(400, 401) } },
+  }, async (request) => {
+    const result = sdks.listBuilds(actorOf(request), page(request))
+    return { data: result.items.map(buildView), total: result.total }
+  })
+
+  app.get('/v1/builds/:build', {
+    schema: { tags: ['Builds'], security, summary: 'Get a build', params: BuildParams, response: { 200: Data(Build), ...errors(400, 401, 404) } },
+  }, async (request) => ({ data: buildView(sdks.requireBuild(actorOf(request), params<{ build: string }>(request).build)) }))
+
+  app.get('/v1/builds/:build/logs', {
+    schema: { tags: ['Builds'], security, summary: "A build's log (text, at most 64 KB)", params: BuildParams, response: { 200: Type.String({ description: 'text/plain' }), ...errors(400, 401, 404) } },
+  }, async (request, reply) =>
+    reply.type('text/plain; charset=utf-8').send(sdks.log(actorOf(request), params<{ build: string }>(request).build)))
+
+  app.get('/v1/builds/:build/artifact', {
+    schema: { tags: ['Builds'], security, summary: 'The generated files as a .tar.gz (deterministic: the same inputs give the same bytes)', params: BuildParams, response: { 200: Type.String({ description: 'application/gzip', format: 'binary' }), ...errors(400, 401, 404) } },
+  }, async (request, reply) => {
+    const build = sdks.requireBuild(actorOf(request), params<{ build: string }>(request).build)
+    const artifact = sdks.artifact(actorOf(request), build.id)
+    return reply
+      .type('application/gzip')
+      .header('content-disposition', `attachment; filename="${build.sdk.slug}-${build.target}-${build.number}.tar.gz"`)
+      .send(artifact)
+  })
+
+  app.post('/v1/builds/:build/cancel', {
+    schema: { tags: ['Builds'], security, summary: 'Cancel a queued or running build', params: BuildParams, response: { 200: Data(Build), ...errors(400, 401, 404, 409) } },
+  }, async (request) => ({ data: buildView(await sdks.cancel(actorOf(request), params<{ build: string }>(request).build)) }))
+}

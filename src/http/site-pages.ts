@@ -1,0 +1,173 @@
+import type { IncomingMessage } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { Registry } from '../domain/registry.js'
+import { normalizeHost, type SiteRecord, type Sites } from '../domain/sites.js'
+import { RegistryError, notFound } from '../errors.js'
+import { SiteAssets } from '../sites/assets.js'
+import { guidePage, landingPage, notFoundPage, referencePage, type SiteContext } from '../sites/pages.js'
+import { sendDocument } from './document-reply.js'
+import { FormatQuery, Problem } from './schemas.js'
+
+/**
+ * Requests to a site's own domain are routed under this internal prefix (see `siteHostRewriter`), so
+ * that such a host serves the site's pages and nothing else. Without the mark the rewrite leaves on
+ * the request, the prefix answers 404.
+ */
+export const SITE_HOST_PREFIX = '/_site-host'
+const SITE_ID = Symbol('the site this request\'s host names')
+type MarkedRequest = IncomingMessage & { [SITE_ID]?: string }
+
+/**
+ * Every site page's Content-Security-Policy: scripts, styles, fonts, images and fetches only from
+ * this host (plus inline styles, which Scalar injects at run time, and `data:` images, its icons). No
+ * inline script is allowed at all, so markup that slipped into a page could not run anything.
+ */
+export const SITE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'self'",
+].join('; ')
+
+/**
+ * Fastify's `rewriteUrl`: a request whose Host is one of a site's domains goes to that site's pages.
+ * One Map lookup per request (none while no site has a domain); `/healthz` and `/readyz` stay
+ * reachable on every host, and the public registry's host is never taken by a site.
+ */
+export function siteHostRewriter(sites: Sites, publicHost?: string): (req: IncomingMessage) => string {
+  const registryHost = publicHost?.toLowerCase()
+  return (req) => {
+    const url = req.url ?? '/'
+    const siteId = sites.siteForHost(req.headers.host)
+    if (siteId === undefined || url === '/healthz' || url === '/readyz') return url
+    if (registryHost !== undefined && normalizeHost(req.headers.host ?? '') === registryHost) return url
+    ;(req as MarkedRequest)[SITE_ID] = siteId
+    return SITE_HOST_PREFIX + url
+  }
+}
+
+interface Located {
+  site: SiteRecord
+  /** Path prefix of the site's pages in links. */
+  base: string
+}
+
+const PageParams = { guide: Type.String({ maxLength: 200 }), api: Type.String({ maxLength: 200 }), file: Type.String({ maxLength: 200 }) }
+const SiteParams = { org: Type.String({ minLength: 1, maxLength: 64 }), site: Type.String({ minLength: 1, maxLength: 64 }) }
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+
+/**
+ * The public pages of documentation sites: at `/@{org}/sites/{slug}/…` (on the public registry's host
+ * when `REGISTRY_PUBLIC_HOST` is set, else on every host) and at the root of each site domain.
+ */
+export async function sitePages(app: FastifyInstance, options: { registry: Registry }): Promise<void> {
+  const { registry } = options
+  const sites = registry.sites
+  const assets = new SiteAssets()
+
+  const contextOf = ({ site, base }: Located): SiteContext => ({
+    base,
+    title: site.title ?? site.name,
+    apis: sites.publishedApis(site).map(({ api, current }) => ({
+      slug: api.slug, name: api.name, title: current.title ?? null, version: current.version ?? null, description: api.description,
+    })),
+    guides: sites.publicGuides(site).map((g) => ({ slug: g.slug, title: g.title })),
+    assets: {
+      css: `${base}/_assets/${assets.css.name}`,
+      scalar: `${base}/_assets/${assets.scalar.name}`,
+      referenceJs: `${base}/_assets/${assets.referenceJs.name}`,
+      favicon: `${base}/_assets/${assets.favicon.name}`,
+    },
+  })
+
+  /** An HTML page; a missing site, guide or API is the HTML 404 page. */
+  const page = (render: (request: FastifyRequest) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    let status = 200
+    let body: string
+    try {
+      body = render(request)
+    } catch (error) {
+      if (!(error instanceof RegistryError) || error.code !== 'not_found') throw error
+      status = 404
+      body = notFoundPage()
+    }
+    return reply.status(status)
+      .header('content-security-policy', SITE_CSP)
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .send(body)
+  }
+
+  const register = (prefix: string, params: Record<string, ReturnType<typeof Type.String>>, hide: boolean,
+    locate: (request: FastifyRequest) => Located) => {
+    const schema = (summary: string, extra: Record<string, ReturnType<typeof Type.String>> = {}) => ({
+      hide, tags: ['Sites (pages)'], summary, params: Type.Object({ ...params, ...extra }),
+    })
+    const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name]
+
+    app.get(`${prefix}/`, { schema: schema("A site's landing page (HTML)") },
+      page((request) => landingPage(contextOf(locate(request)))))
+
+    app.get(`${prefix}/guides/:guide`, { schema: schema('A guide (HTML)', { guide: PageParams.guide }) }, page((request) => {
+      const located = locate(request)
+      return guidePage(contextOf(located), sites.publicGuide(located.site, param(request, 'guide')))
+    }))
+
+    app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar)", { api: PageParams.api }) }, page((request) => {
+      const located = locate(request)
+      const { api, current } = sites.publishedApi(located.site, param(request, 'api'))
+      return referencePage(contextOf(located), {
+        slug: api.slug, name: api.name, title: current.title ?? null, version: current.version ?? null, description: api.description,
+      })
+    }))
+
+    app.get(`${prefix}/apis/:api/openapi.json`, {
+      schema: {
+        ...schema("The API's current document for its reference page, with ETag", { api: PageParams.api }),
+        querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem },
+      },
+    }, async (request, reply) => {
+      const { current } = sites.publishedApi(locate(request).site, param(request, 'api'))
+      return sendDocument(request, reply, registry.versions, current)
+    })
+
+    app.get(`${prefix}/_assets/:file`, {
+      schema: { ...schema('A static file of the pages (Scalar, styles)', { file: PageParams.file }), response: { 404: Problem } },
+    }, async (request, reply) => {
+      locate(request)
+      const asset = assets.get(param(request, 'file'))
+      if (!asset) throw notFound('file')
+      reply.header('cache-control', IMMUTABLE).header('vary', 'accept-encoding').type(asset.type)
+      if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) {
+        return reply.header('content-encoding', 'gzip').send(await asset.gzipped())
+      }
+      return reply.send(asset.bytes)
+    })
+  }
+
+  register('/@:org/sites/:site', SiteParams, false, (request) => {
+    const { org, site } = request.params as { org: string; site: string }
+    return { site: sites.publicSite(org, site), base: `/@${org}/sites/${site}` }
+  })
+  app.get('/@:org/sites/:site', { schema: { hide: true, params: Type.Object(SiteParams) } }, async (request, reply) => {
+    const { org, site } = request.params as { org: string; site: string }
+    sites.publicSite(org, site)
+    return reply.redirect(`/@${encodeURIComponent(org)}/sites/${encodeURIComponent(site)}/`, 301)
+  })
+
+  register(SITE_HOST_PREFIX, {}, true, (request) => {
+    const siteId = (request.raw as MarkedRequest)[SITE_ID]
+    if (siteId === undefined) throw notFound()
+    return { site: sites.publicSiteById(siteId), base: '' }
+  })
+  app.get(`${SITE_HOST_PREFIX}/*`, { schema: { hide: true } }, page(() => {
+    throw notFound()
+  }))
+}

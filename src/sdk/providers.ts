@@ -1,0 +1,61 @@
+/**
+ * Pull requests through the providers' REST APIs. The API's base URL is the repository's `api_url`
+ * when set, else derived from the repository URL: github.com → https://api.github.com, another GitHub
+ * host → <origin>/api/v3 (GitHub Enterprise Server), GitLab → <origin>/api/v4.
+ */
+import type { PullRequest } from '../store/sdk-records.js'
+
+export interface PullRequestInput {
+  provider: 'github' | 'gitlab'
+  url: string
+  api_url: string | null
+  token: string | null
+  branch: string
+  base: string
+  title: string
+  body: string
+  signal: AbortSignal
+}
+
+/** `owner/repo` (GitHub) or `group/sub/project` (GitLab) from a clone URL. */
+export function repositoryPath(url: string): string {
+  return new URL(url).pathname.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '')
+}
+
+export function apiBase(provider: 'github' | 'gitlab', url: string, apiUrl: string | null): string {
+  if (apiUrl) return apiUrl.replace(/\/+$/, '')
+  const origin = new URL(url).origin
+  if (provider === 'gitlab') return `${origin}/api/v4`
+  return new URL(url).hostname === 'github.com' ? 'https://api.github.com' : `${origin}/api/v3`
+}
+
+export async function openPullRequest(input: PullRequestInput): Promise<PullRequest> {
+  const base = apiBase(input.provider, input.url, input.api_url)
+  const path = repositoryPath(input.url)
+  if (input.provider === 'github') {
+    const answer = await post(`${base}/repos/${path}/pulls`, {
+      authorization: `Bearer ${input.token ?? ''}`,
+      accept: 'application/vnd.github+json',
+      'x-github-api-version': '2022-11-28',
+    }, { title: input.title, head: input.branch, base: input.base, body: input.body }, input.signal, 'GitHub')
+    return { number: Number(answer.number), url: String(answer.html_url), branch: input.branch, base: input.base, title: input.title }
+  }
+  const answer = await post(`${base}/projects/${encodeURIComponent(path)}/merge_requests`, {
+    'private-token': input.token ?? '',
+  }, { source_branch: input.branch, target_branch: input.base, title: input.title, description: input.body }, input.signal, 'GitLab')
+  return { number: Number(answer.iid), url: String(answer.web_url), branch: input.branch, base: input.base, title: input.title }
+}
+
+async function post(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal, provider: string): Promise<Record<string, unknown>> {
+  const response = await fetch(url, {
+    method: 'POST', signal,
+    headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'api-registry' },
+    body: JSON.stringify(body),
+  })
+  const text = await response.text()
+  if (!response.ok) {
+    // The provider's message helps (a missing scope, an existing pull request); the token is never in it.
+    throw new Error(`${provider} answered ${response.status} to POST ${new URL(url).pathname}: ${text.slice(0, 500)}`)
+  }
+  return JSON.parse(text) as Record<string, unknown>
+}

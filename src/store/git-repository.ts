@@ -1,0 +1,198 @@
+/**
+ * One organization's bare git repository (`<storage>/git/<org-id>.git`), written and read with
+ * isomorphic-git. The mirror keeps the tree of `main` in memory (`MirrorTree`) and writes only the
+ * trees a change touches; objects are content-addressed, so the same history gives the same ids.
+ */
+import * as fs from 'node:fs'
+import { join } from 'node:path'
+import git, { type TreeEntry } from 'isomorphic-git'
+
+export const MAIN = 'refs/heads/main'
+const FILE_MODE = '100644'
+const DIR_MODE = '040000'
+
+/** The author and committer of every mirror commit; its date is the change's time. */
+const IDENTITY = { name: 'API Registry', email: 'registry@localhost' }
+
+export function repositoryPath(storage: string, organizationId: string): string {
+  return join(storage, 'git', `${organizationId}.git`)
+}
+
+/** `apis` → slug → file name → blob id: the tree of `main`, with the ids of the trees last written. */
+export class MirrorTree {
+  readonly kinds = new Map<string, Map<string, Map<string, string>>>()
+  private readonly written = new Map<string, string>()
+
+  files(kind: string, slug: string): Map<string, string> {
+    let dirs = this.kinds.get(kind)
+    if (!dirs) this.kinds.set(kind, dirs = new Map())
+    let files = dirs.get(slug)
+    if (!files) dirs.set(slug, files = new Map())
+    this.touch(kind, slug)
+    return files
+  }
+
+  removeDir(kind: string, slug: string): void {
+    const dirs = this.kinds.get(kind)
+    if (!dirs?.delete(slug)) return
+    this.touch(kind, slug)
+    if (dirs.size === 0) this.kinds.delete(kind)
+  }
+
+  private touch(kind: string, slug: string): void {
+    this.written.delete(`${kind}/${slug}`)
+    this.written.delete(kind)
+    this.written.delete('')
+  }
+
+  /** Writes the trees changed since the last call; answers the root tree's id. */
+  async write(gitdir: string): Promise<string> {
+    const cached = this.written.get('')
+    if (cached) return cached
+    const root: TreeEntry[] = []
+    for (const [kind, dirs] of this.kinds) {
+      let kindOid = this.written.get(kind)
+      if (!kindOid) {
+        const kindEntries: TreeEntry[] = []
+        for (const [slug, files] of dirs) {
+          const path = `${kind}/${slug}`
+          let dirOid = this.written.get(path)
+          if (!dirOid) {
+            const tree = [...files].map(([name, oid]) => ({ mode: FILE_MODE, path: name, oid, type: 'blob' as const }))
+            dirOid = await git.writeTree({ fs, gitdir, tree })
+            this.written.set(path, dirOid)
+          }
+          kindEntries.push({ mode: DIR_MODE, path: slug, oid: dirOid, type: 'tree' })
+        }
+        kindOid = await git.writeTree({ fs, gitdir, tree: kindEntries })
+        this.written.set(kind, kindOid)
+      }
+      root.push({ mode: DIR_MODE, path: kind, oid: kindOid, type: 'tree' })
+    }
+    const rootOid = await git.writeTree({ fs, gitdir, tree: root })
+    this.written.set('', rootOid)
+    return rootOid
+  }
+
+  /** Reads the tree of a commit (two levels of directories, then files). */
+  static async read(gitdir: string, commit: string): Promise<MirrorTree> {
+    const tree = new MirrorTree()
+    const cache = {}
+    const { tree: root } = await git.readTree({ fs, gitdir, oid: commit, cache })
+    for (const kind of root.filter((entry) => entry.type === 'tree')) {
+      const { tree: dirs } = await git.readTree({ fs, gitdir, oid: kind.oid, cache })
+      for (const dir of dirs.filter((entry) => entry.type === 'tree')) {
+        const { tree: files } = await git.readTree({ fs, gitdir, oid: dir.oid, cache })
+        const map = tree.files(kind.path, dir.path)
+        for (const file of files) if (file.type === 'blob') map.set(file.path, file.oid)
+      }
+    }
+    return tree
+  }
+}
+
+export class GitRepository {
+  constructor(readonly gitdir: string) {}
+
+  exists(): boolean {
+    return fs.existsSync(join(this.gitdir, 'HEAD'))
+  }
+
+  async ensure(): Promise<void> {
+    if (!this.exists()) await git.init({ fs, gitdir: this.gitdir, bare: true, defaultBranch: 'main' })
+  }
+
+  writeBlob(bytes: Uint8Array): Promise<string> {
+    return git.writeBlob({ fs, gitdir: this.gitdir, blob: bytes })
+  }
+
+  writeCommit(tree: string, parent: string | undefined, message: string, at: string): Promise<string> {
+    const signature = { ...IDENTITY, timestamp: Math.floor(Date.parse(at) / 1000), timezoneOffset: 0 }
+    return git.writeCommit({
+      fs, gitdir: this.gitdir,
+      commit: { tree, parent: parent ? [parent] : [], author: signature, committer: signature, message },
+    })
+  }
+
+  /** The tree id of a commit. */
+  async treeOf(commit: string): Promise<string> {
+    return (await git.readCommit({ fs, gitdir: this.gitdir, oid: commit })).commit.tree
+  }
+
+  async hasCommit(oid: string): Promise<boolean> {
+    try {
+      await git.readCommit({ fs, gitdir: this.gitdir, oid })
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  /** The commit `main` points at, if any. */
+  async head(): Promise<string | undefined> {
+    try {
+      return await git.resolveRef({ fs, gitdir: this.gitdir, ref: MAIN })
+    } catch {
+      return undefined
+    }
+  }
+
+  async setHead(commit: string): Promise<void> {
+    await git.writeRef({ fs, gitdir: this.gitdir, ref: MAIN, value: commit, force: true })
+  }
+
+  /**
+   * The objects a client that wants `wants` and has `haves` lacks: the commits after the newest
+   * common one, and the trees and blobs of those commits that the common commits' trees do not hold.
+   * (An object that only an older common commit holds is sent again: harmless, and rare.)
+   */
+  async missingObjects(wants: string[], haves: string[]): Promise<string[]> {
+    const cache = {}
+    const gitdir = this.gitdir
+    const known = new Set<string>()
+    const commonCommits = new Set<string>()
+    for (const have of haves) {
+      try {
+        const { commit } = await git.readCommit({ fs, gitdir, oid: have, cache })
+        commonCommits.add(have)
+        await this.collectTree(commit.tree, known, undefined, cache)
+      } catch {
+        // A commit the client has that this repository does not know: not common.
+      }
+    }
+    const send: string[] = []
+    const queue = [...wants]
+    const seenCommits = new Set<string>()
+    while (queue.length > 0) {
+      const oid = queue.shift()!
+      if (seenCommits.has(oid) || commonCommits.has(oid)) continue
+      seenCommits.add(oid)
+      const { commit } = await git.readCommit({ fs, gitdir, oid, cache })
+      send.push(oid)
+      await this.collectTree(commit.tree, known, send, cache)
+      queue.push(...commit.parent)
+    }
+    return send
+  }
+
+  /** Adds a tree's objects not in `known` to `known` (and to `out`), skipping subtrees already known. */
+  private async collectTree(oid: string, known: Set<string>, out: string[] | undefined, cache: object): Promise<void> {
+    if (known.has(oid)) return
+    known.add(oid)
+    out?.push(oid)
+    const { tree } = await git.readTree({ fs, gitdir: this.gitdir, oid, cache })
+    for (const entry of tree) {
+      if (entry.type === 'tree') await this.collectTree(entry.oid, known, out, cache)
+      else if (entry.type === 'blob' && !known.has(entry.oid)) {
+        known.add(entry.oid)
+        out?.push(entry.oid)
+      }
+    }
+  }
+
+  /** A packfile (version 2, undeltified) holding exactly `oids`. */
+  async pack(oids: string[]): Promise<Uint8Array> {
+    const { packfile } = await git.packObjects({ fs, gitdir: this.gitdir, oids, cache: {} })
+    return packfile!
+  }
+}

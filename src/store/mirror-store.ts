@@ -1,0 +1,157 @@
+/**
+ * The git mirror's records in the index: the journal of changes (appended inside the transaction that
+ * makes the change, so it commits with it), each organization's mirror head and its push remote.
+ */
+import type { Database } from 'lmdb'
+import { MIRROR_DATABASES } from './layout.js'
+import type { ResourceRecord, VersionRecord } from './records.js'
+
+/** One change to mirror. Records are snapshots taken in the change's transaction. */
+export type JournalChange =
+  | { change: 'create'; resource: ResourceRecord }
+  | { change: 'update'; before: ResourceRecord; resource: ResourceRecord }
+  | { change: 'delete'; resource: ResourceRecord }
+  | { change: 'version'; resource: ResourceRecord; version: VersionRecord }
+  /** `registry mirror rebuild`: replaces the history with one derived from the index. */
+  | { change: 'rebuild' }
+
+export type JournalEntry = JournalChange & {
+  seq: number
+  organization_id: string
+  /** RFC 3339: the commit's date. */
+  at: string
+}
+
+export interface MirrorHead {
+  commit: string
+  updated_at: string
+}
+
+export interface MirrorRemote {
+  url: string
+  /** Write-only: never returned, never logged. */
+  token: string | null
+  created_at: string
+  last_pushed_commit: string | null
+  last_pushed_at: string | null
+  last_error: string | null
+  last_error_at: string | null
+}
+
+type Key = string | number | (string | number)[]
+
+/** What the index needs to append to the journal inside its own transactions. */
+export interface JournalSink {
+  append(organizationId: string, at: string, change: JournalChange): void
+}
+
+/** Narrow view of `LmdbIndex` this store needs. */
+export interface MirrorIndex {
+  database<V = any>(name: string): Database<V, Key>
+  transaction<T>(work: () => T): Promise<T>
+}
+
+export class MirrorStore implements JournalSink {
+  private readonly journal: Database<JournalEntry, Key>
+  private readonly meta: Database<number, Key>
+  private readonly heads: Database<MirrorHead, Key>
+  private readonly remotes: Database<MirrorRemote, Key>
+
+  constructor(private readonly index: MirrorIndex) {
+    this.journal = index.database(MIRROR_DATABASES.journal)
+    this.meta = index.database(MIRROR_DATABASES.meta)
+    this.heads = index.database(MIRROR_DATABASES.heads)
+    this.remotes = index.database(MIRROR_DATABASES.remotes)
+  }
+
+  /** Must run inside a write transaction (the index calls it from its own). */
+  append(organizationId: string, at: string, change: JournalChange): void {
+    const seq = (this.meta.get('seq') ?? 0) + 1
+    this.meta.put('seq', seq)
+    this.journal.put(seq, { ...change, seq, organization_id: organizationId, at } as JournalEntry)
+  }
+
+  /** Appends in a transaction of its own (the rebuild request). */
+  appendNow(organizationId: string, change: JournalChange): Promise<void> {
+    return this.index.transaction(() => this.append(organizationId, new Date().toISOString(), change))
+  }
+
+  /** Pending entries in order, at most `limit`. */
+  pending(limit: number): JournalEntry[] {
+    return [...this.journal.getRange({ limit }).map(({ value }) => value)]
+  }
+
+  /** Every pending entry of one organization, in order. */
+  pendingEntriesOf(organizationId: string): JournalEntry[] {
+    return [...this.journal.getRange()].map(({ value }) => value).filter((entry) => entry.organization_id === organizationId)
+  }
+
+  /** Sequence numbers of every pending entry of one organization. */
+  pendingOf(organizationId: string): number[] {
+    return this.pendingEntriesOf(organizationId).map((entry) => entry.seq)
+  }
+
+  /** Reads inside one write transaction: a consistent snapshot of the index and the journal together. */
+  transactionRead<T>(work: () => T): Promise<T> {
+    return this.index.transaction(work)
+  }
+
+  lastSeq(): number {
+    return this.meta.get('seq') ?? 0
+  }
+
+  /** The commit point of the writer: entries applied and the head they produced, in one transaction. */
+  markApplied(organizationId: string, seqs: number[], head: string): Promise<void> {
+    return this.index.transaction(() => {
+      for (const seq of seqs) this.journal.remove(seq)
+      this.heads.put(organizationId, { commit: head, updated_at: new Date().toISOString() })
+    })
+  }
+
+  /** Drops entries without applying them (superseded by a rebuild), in one transaction. */
+  discard(seqs: number[]): Promise<void> {
+    return this.index.transaction(() => { for (const seq of seqs) this.journal.remove(seq) })
+  }
+
+  head(organizationId: string): MirrorHead | undefined {
+    return this.heads.get(organizationId)
+  }
+
+  remote(organizationId: string): MirrorRemote | undefined {
+    return this.remotes.get(organizationId)
+  }
+
+  remoteOrganizations(): string[] {
+    return [...this.remotes.getKeys()].map(String)
+  }
+
+  setRemote(organizationId: string, url: string, token: string | null, at: string): Promise<MirrorRemote> {
+    return this.index.transaction(() => {
+      const remote: MirrorRemote = {
+        url, token, created_at: at, last_pushed_commit: null, last_pushed_at: null, last_error: null, last_error_at: null,
+      }
+      this.remotes.put(organizationId, remote)
+      return remote
+    })
+  }
+
+  removeRemote(organizationId: string): Promise<boolean> {
+    return this.index.transaction(() => {
+      if (this.remotes.get(organizationId) === undefined) return false
+      this.remotes.remove(organizationId)
+      return true
+    })
+  }
+
+  /** Records a push outcome, unless the remote was replaced or removed meanwhile. */
+  recordPush(organizationId: string, url: string, outcome: { commit: string; at: string } | { error: string; at: string }): Promise<void> {
+    return this.index.transaction(() => {
+      const remote = this.remotes.get(organizationId)
+      if (!remote || remote.url !== url) return
+      const next: MirrorRemote = 'commit' in outcome
+        ? { ...remote, last_pushed_commit: outcome.commit, last_pushed_at: outcome.at, last_error: null, last_error_at: null }
+        : { ...remote, last_error: outcome.error, last_error_at: outcome.at }
+      this.remotes.put(organizationId, next)
+    })
+  }
+}

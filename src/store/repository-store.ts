@@ -1,0 +1,169 @@
+/**
+ * Repository sync's store: each API's repository connection (with its secrets, which never leave the
+ * domain), an index from (normalized repository url, branch) to the connected APIs for webhooks, and
+ * the webhook deliveries already handled (bounded). Named databases of the index's LMDB environment
+ * (`REPOSITORY_DATABASES`); every change is one transaction of the index, and `removeInTransaction`
+ * runs inside the transaction of an API's delete.
+ */
+import type { Database } from 'lmdb'
+import type { RegistryIndex } from './interfaces.js'
+import { REPOSITORY_DATABASES, repositoryKeys } from './layout.js'
+import { LmdbIndex } from './lmdb-index.js'
+import type { ProblemItem } from '../errors.js'
+
+export type RepositoryProvider = 'github' | 'gitlab'
+
+/** How a sync ended: a new version, the same content again, refused by the lint gate, or failed. */
+export type SyncStatus = 'succeeded' | 'unchanged' | 'blocked' | 'failed'
+
+export interface LastSyncRecord {
+  status: SyncStatus
+  /** What started it: `manual` (POST …/sync) or `webhook`. */
+  trigger: 'manual' | 'webhook'
+  /** The webhook delivery id, when a webhook started it. */
+  delivery: string | null
+  started_at: string
+  finished_at: string
+  /** The commit the file was read from (null when the fetch failed before a commit was known). */
+  commit: string | null
+  /** The version made current (succeeded) or already current (unchanged). */
+  version_id: string | null
+  version_number: number | null
+  /** Why it failed or was blocked: the problem the upload route would have answered. */
+  error: { code: string; detail: string; errors?: ProblemItem[] } | null
+}
+
+export interface RepositoryConnectionRecord {
+  id: string
+  api_id: string
+  organization_id: string
+  provider: RepositoryProvider
+  /** As given (http or https, no credentials). */
+  url: string
+  /** `host[:port]/path` lowercased, without `.git` or a trailing slash: what webhook payloads are matched on. */
+  normalized_url: string
+  branch: string
+  path: string
+  token: string | null
+  webhook_secret: string | null
+  created_at: string
+  updated_at: string
+  last_sync: LastSyncRecord | null
+}
+
+/** What the domain needs of the store. */
+export interface RepositoryStore {
+  get(apiId: string): RepositoryConnectionRecord | undefined
+  /** Every connection to a repository (any branch), by normalized url. */
+  byRepository(normalizedUrl: string): RepositoryConnectionRecord[]
+  /**
+   * Creates or replaces an API's connection in one transaction; `guard` runs first inside it (the API
+   * still exists). Answers whether it was created.
+   */
+  put(record: RepositoryConnectionRecord, guard?: () => void): Promise<{ created: boolean }>
+  /** Answers false when the API had no connection. */
+  remove(apiId: string): Promise<boolean>
+  /** Removes an API's connection; must run inside a write transaction (an API's delete). */
+  removeInTransaction(apiId: string): void
+  /**
+   * Records a sync's outcome on the connection, unless the connection is gone or was replaced since
+   * the sync started (its `updated_at` is no longer `connectionVersion`).
+   */
+  recordSync(apiId: string, connectionVersion: string, lastSync: LastSyncRecord): Promise<void>
+  /**
+   * Remembers a webhook delivery id; answers false when it was seen before. Keeps the newest
+   * `MAX_DELIVERIES` (by default), forgetting older ones.
+   */
+  claimDelivery(provider: RepositoryProvider, id: string, atMs: number): Promise<boolean>
+}
+
+/** Webhook deliveries remembered: far more than a provider redelivers, small enough to never matter. */
+export const MAX_DELIVERIES = 10_000
+
+type Key = string | number | (string | number)[]
+type Databases = { -readonly [name in keyof typeof REPOSITORY_DATABASES]: Database<any, Key> }
+
+/** The LMDB implementation: the index's environment, its transactions. */
+export class LmdbRepositoryStore implements RepositoryStore {
+  private readonly db: Databases
+
+  constructor(private readonly index: LmdbIndex, private readonly maxDeliveries = MAX_DELIVERIES) {
+    const db = {} as Databases
+    for (const [field, name] of Object.entries(REPOSITORY_DATABASES)) db[field as keyof Databases] = index.database(name)
+    this.db = db
+  }
+
+  /** The store of a registry index; repository sync needs the LMDB index (named databases, shared transactions). */
+  static of(index: RegistryIndex): LmdbRepositoryStore {
+    if (!(index instanceof LmdbIndex)) throw new Error('repository sync needs the LMDB index')
+    return new LmdbRepositoryStore(index)
+  }
+
+  get(apiId: string): RepositoryConnectionRecord | undefined {
+    return this.db.repositoryConnections.get(apiId)
+  }
+
+  byRepository(normalizedUrl: string): RepositoryConnectionRecord[] {
+    const found: RepositoryConnectionRecord[] = []
+    for (const key of this.db.repositoryBranches.getKeys(repositoryKeys.repositoryRange(normalizedUrl))) {
+      const connection = this.get((key as string[])[2])
+      if (connection) found.push(connection)
+    }
+    return found
+  }
+
+  put(record: RepositoryConnectionRecord, guard?: () => void): Promise<{ created: boolean }> {
+    return this.index.transaction(() => {
+      guard?.()
+      const before = this.get(record.api_id)
+      if (before) this.unlinkBranch(before)
+      this.db.repositoryConnections.put(record.api_id, record)
+      this.db.repositoryBranches.put(repositoryKeys.repositoryBranch(record.normalized_url, record.branch, record.api_id), null)
+      return { created: before === undefined }
+    })
+  }
+
+  remove(apiId: string): Promise<boolean> {
+    return this.index.transaction(() => {
+      const existed = this.get(apiId) !== undefined
+      this.removeInTransaction(apiId)
+      return existed
+    })
+  }
+
+  removeInTransaction(apiId: string): void {
+    const connection = this.get(apiId)
+    if (!connection) return
+    this.unlinkBranch(connection)
+    this.db.repositoryConnections.remove(apiId)
+  }
+
+  private unlinkBranch(connection: RepositoryConnectionRecord): void {
+    this.db.repositoryBranches.remove(repositoryKeys.repositoryBranch(connection.normalized_url, connection.branch, connection.api_id))
+  }
+
+  async recordSync(apiId: string, connectionVersion: string, lastSync: LastSyncRecord): Promise<void> {
+    await this.index.transaction(() => {
+      const connection = this.get(apiId)
+      if (!connection || connection.updated_at !== connectionVersion) return
+      this.db.repositoryConnections.put(apiId, { ...connection, last_sync: lastSync })
+    })
+  }
+
+  claimDelivery(provider: RepositoryProvider, id: string, atMs: number): Promise<boolean> {
+    return this.index.transaction(() => {
+      const key = repositoryKeys.webhookDelivery(provider, id)
+      if (this.db.webhookDeliveries.get(key) !== undefined) return false
+      this.db.webhookDeliveries.put(key, atMs)
+      this.db.webhookDeliveryOrder.put(repositoryKeys.webhookDeliveryOrder(atMs, provider, id), null)
+      // Newest first, past the newest `maxDeliveries`: the oldest, to forget.
+      const forget = [...this.db.webhookDeliveryOrder.getKeys({ reverse: true, offset: this.maxDeliveries })]
+      for (const old of forget) {
+        const [, oldProvider, oldId] = old as [number, string, string]
+        this.db.webhookDeliveryOrder.remove(old)
+        this.db.webhookDeliveries.remove(repositoryKeys.webhookDelivery(oldProvider, oldId))
+      }
+      return true
+    })
+  }
+}

@@ -1,0 +1,102 @@
+/** The records of the SDK feature as the index stores them (issue 7). */
+
+export const SDK_TARGETS = ['typescript', 'php'] as const
+export type SdkTarget = (typeof SDK_TARGETS)[number]
+
+export const PROVIDERS = ['git', 'github', 'gitlab'] as const
+export type Provider = (typeof PROVIDERS)[number]
+
+export const BUILD_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const
+export type BuildStatus = (typeof BUILD_STATUSES)[number]
+
+export interface SdkApiAttachment {
+  api_id: string
+  /** A pinned version; null: a build takes the API's current version when it is queued. */
+  version_id: string | null
+}
+
+export interface SdkConfig {
+  package_name?: string
+  package_version?: string
+  description?: string
+  license?: string
+  typescript?: { package_name?: string }
+  php?: { package_name?: string; namespace?: string }
+}
+
+export interface SdkRecord {
+  id: string
+  organization_id: string
+  name: string
+  slug: string
+  targets: SdkTarget[]
+  apis: SdkApiAttachment[]
+  config: SdkConfig
+  /** Builds numbered 1, 2, 3… per SDK; never reused. */
+  last_build_number: number
+  created_at: string
+  updated_at: string
+}
+
+export interface OutputRepositoryRecord {
+  sdk_id: string
+  target: SdkTarget
+  provider: Provider
+  url: string
+  base_branch: string
+  /** Base URL of the provider's REST API; null: derived from `url` (see docs/sdks.md). */
+  api_url: string | null
+  /** Write-only: used for git and the provider's API, never served. */
+  token: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface BuildInputs {
+  apis: { api_id: string; slug: string; name: string; version_id: string; checksum: string }[]
+  config_checksum: string
+  generator: { name: string; version: string }
+}
+
+export interface PullRequest {
+  number: number
+  url: string
+  branch: string
+  base: string
+  title: string
+}
+
+export interface BuildOutput {
+  /** The pushed branch; null when nothing was pushed (unchanged). */
+  branch: string | null
+  commit: string | null
+  /** Paths of the generated files, sorted. */
+  files: string[]
+  pull_request: PullRequest | null
+  /** Why there is no pull request: `unchanged` (the base branch already holds this tree) or `git_provider` (a plain git remote: the branch is the deliverable). */
+  reason: 'unchanged' | 'git_provider' | null
+}
+
+export interface BuildRecord {
+  id: string
+  organization_id: string
+  sdk_id: string
+  /** 1, 2, 3… per SDK. */
+  number: number
+  target: SdkTarget
+  status: BuildStatus
+  /** Runs started (a run interrupted by a crash counts; one interrupted by a clean shutdown does not). */
+  attempts: number
+  inputs: BuildInputs
+  /** The SDK's name, slug and config as they were when the build was queued (what it generates from). */
+  sdk: { name: string; slug: string }
+  config: SdkConfig
+  /** Where the build delivers: the repository as it was when the build was queued (without the token). */
+  repository: { provider: Provider; url: string; base_branch: string }
+  output: BuildOutput | null
+  error: string | null
+  created_at: string
+  updated_at: string
+  started_at: string | null
+  finished_at: string | null
+}

@@ -1,0 +1,110 @@
+import { spawnSync } from 'node:child_process'
+import { renameSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { json, petstore, startTestServer, tempDir } from '../helpers.js'
+import { repositoryPath } from '../../src/store/git-repository.js'
+import { LmdbIndex } from '../../src/store/lmdb-index.js'
+import { git, startMirrorServer } from './helpers.js'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/** `git log` subjects of an organization's bare repository, oldest first. */
+async function subjects(storage: string, orgId: string): Promise<string[]> {
+  const out = await git(['--git-dir', repositoryPath(storage, orgId), 'log', '--format=%s', 'main'])
+  return out.trim().split('\n').reverse()
+}
+
+/** Creates an API with `count` versions and a schema with a document through the HTTP routes. */
+async function writeHistory(s: { call: Awaited<ReturnType<typeof startTestServer>>['call'] }, count: number) {
+  const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'Petstore' } })).data
+  for (let i = 0; i < count; i++) {
+    const response = await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: petstore(`1.0.${i}`) } })
+    if (response.statusCode !== 201) throw new Error(response.body)
+  }
+  await s.call({ method: 'POST', url: '/v1/schemas', payload: { name: 'Pet', document: { type: 'object' } } })
+  return api
+}
+
+t.test('entries journaled while no writer runs are applied at the next start (replay)', async (t) => {
+  const storage = tempDir()
+  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
+  // A registry whose mirror writer never starts: the index journals, nothing reaches git.
+  const offline = await startTestServer({ storage })
+  await writeHistory(offline, 3)
+  const orgId = offline.orgId
+  const index = offline.registry.index as LmdbIndex
+  t.equal(index.mirror.pending(100).length, 6, 'create, three versions, schema create and version are pending')
+  t.equal(index.mirror.head(orgId), undefined)
+  await offline.close()
+
+  const s = await startMirrorServer({ storage })
+  t.teardown(() => s.close())
+  await s.settle()
+  t.equal((s.registry.index as LmdbIndex).mirror.pending(100).length, 0, 'all applied')
+  t.same(await subjects(storage, orgId), [
+    'apis/petstore: created', 'apis/petstore: version 1 (upload)', 'apis/petstore: version 2 (upload)',
+    'apis/petstore: version 3 (upload)', 'schemas/pet: created', 'schemas/pet: version 1 (upload)',
+  ])
+  const head = json(await s.call({ method: 'GET', url: '/v1/mirror' })).data.head
+  t.equal(head, (await git(['--git-dir', repositoryPath(storage, orgId), 'rev-parse', 'main'])).trim(), 'GET /v1/mirror shows the head')
+})
+
+t.test('rebuild gives the same history; a lost repository is rebuilt at start; a git error never fails a write', async (t) => {
+  const storage = tempDir()
+  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
+  let s = await startMirrorServer({ storage })
+  const api = await writeHistory(s, 4)
+  await s.settle()
+  const orgId = s.orgId
+  const live = (await git(['--git-dir', repositoryPath(storage, orgId), 'rev-parse', 'main'])).trim()
+
+  const organization = s.registry.organizations.requireBySlug('acme')
+  await s.registry.mirror!.rebuild([organization])
+  t.equal(json(await s.call({ method: 'GET', url: '/v1/mirror' })).data.head, live, 'rebuild: the same commit ids')
+
+  // A git error (the repository's object store is not a directory): the upload still succeeds.
+  const objects = join(repositoryPath(storage, orgId), 'objects')
+  renameSync(objects, `${objects}.away`)
+  writeFileSync(objects, 'not a directory')
+  const upload = await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: petstore('5.0.0') } })
+  t.equal(upload.statusCode, 201, 'the registry write succeeds')
+  await s.settle()
+  t.equal((s.registry.index as LmdbIndex).mirror.pending(100).length, 1, 'the entry stays pending')
+  rmSync(objects)
+  renameSync(`${objects}.away`, objects)
+  s.registry.mirror!.writer.nudge()
+  await s.settle()
+  t.equal((s.registry.index as LmdbIndex).mirror.pending(100).length, 0, 'retried and applied once git works again')
+  const withFifth = (await subjects(storage, orgId)).at(-1)
+  t.equal(withFifth, 'apis/petstore: version 5 (upload)')
+  const head = json(await s.call({ method: 'GET', url: '/v1/mirror' })).data.head
+  await s.close()
+
+  // The repository is lost (a backup without it, say): the next start rebuilds it from the index.
+  rmSync(join(storage, 'git'), { recursive: true, force: true })
+  s = await startMirrorServer({ storage })
+  t.teardown(() => s.close())
+  await s.settle()
+  t.equal((await git(['--git-dir', repositoryPath(storage, orgId), 'rev-parse', 'main'])).trim(), head, 'rebuilt at start: the same head')
+  await git(['--git-dir', repositoryPath(storage, orgId), 'fsck', '--strict', '--no-dangling'])
+})
+
+t.test('registry mirror rebuild (CLI) on a stopped storage gives the same history', async (t) => {
+  const storage = tempDir()
+  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
+  const s = await startMirrorServer({ storage })
+  await writeHistory(s, 2)
+  await s.settle()
+  const head = json(await s.call({ method: 'GET', url: '/v1/mirror' })).data.head
+  const orgId = s.orgId
+  await s.close()
+  rmSync(repositoryPath(storage, orgId), { recursive: true, force: true })
+
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--storage', storage, '--json', 'mirror', 'rebuild', '--org', 'acme'],
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
+  t.equal(result.status, 0, result.stderr)
+  t.same(JSON.parse(result.stdout), { queued: false, heads: { acme: head } })
+  t.equal((await git(['--git-dir', repositoryPath(storage, orgId), 'rev-parse', 'main'])).trim(), head)
+})

@@ -1,0 +1,155 @@
+/**
+ * Builds delivered to a real git server on loopback (git http-backend, with auth), and pull/merge
+ * requests opened against stand-ins for GitHub's and GitLab's REST APIs.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { startGitHttpServer } from '../support/git-http-server.js'
+import { json, petstore, startTestServer, tempDir } from '../helpers.js'
+import { createApi, createSdk, filesOf, git, seed, startProviderStandIn, waitForBuild } from './support.js'
+
+const run = promisify(execFile)
+const TOKEN = 'git-token-123'
+
+t.test('git provider: the branch is pushed with the generated tree, then unchanged once merged', async (t) => {
+  const root = tempDir('sdk-git-')
+  const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
+  const s = await startTestServer()
+  t.teardown(async () => { await s.close(); await server.close(); rmSync(root, { recursive: true, force: true }) })
+  server.createBare('acme/pets-php')
+  const authed = `http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-php.git`
+  await seed(authed)
+
+  const api = await createApi(s)
+  const sdk = await createSdk(s, [api], ['php'])
+  const put = await s.call({ method: 'PUT', url: `/v1/sdks/${sdk.id}/targets/php/repository`, payload: { provider: 'git', url: `${server.url}/acme/pets-php.git`, token: TOKEN } })
+  t.equal(put.statusCode, 201, put.body)
+
+  const queued = await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })
+  t.equal(queued.statusCode, 202, queued.body)
+  const [build] = json(queued).data
+  t.match(build, { sdk_id: sdk.id, target: 'php', number: 1, status: 'queued', output: null, error: null, repository: { provider: 'git', base_branch: 'main' } })
+  t.match(build.inputs, { apis: [{ api_id: api, checksum: /^sha256:/ }], config_checksum: /^sha256:/, generator: { name: 'registry-php' } })
+
+  const done = await waitForBuild(s, build.id)
+  t.equal(done.status, 'succeeded', done.error)
+  t.match(done.output, { branch: 'registry/pets-sdk-php-1', commit: /^[0-9a-f]{40}$/, pull_request: null, reason: 'git_provider' })
+  t.ok(done.output.files.includes('composer.json'))
+  t.same(done.output.files, [...done.output.files].sort())
+  t.ok(done.started_at && done.finished_at)
+
+  const pushed = await filesOf(authed, 'registry/pets-sdk-php-1')
+  t.teardown(pushed.cleanup)
+  t.same(pushed.files, done.output.files, 'the branch holds exactly the generated files (the base tree is replaced)')
+  t.match(JSON.parse(await pushed.read('composer.json')), { name: 'registry/pets-sdk', autoload: { 'psr-4': { 'PetsSdk\\': 'src/' } } })
+
+  const log = await s.call({ method: 'GET', url: `/v1/builds/${build.id}/logs` })
+  t.equal(log.statusCode, 200)
+  t.match(log.headers['content-type'], /text\/plain/)
+  t.match(log.body, /pushed registry\/pets-sdk-php-1/)
+  t.notMatch(log.body, new RegExp(TOKEN))
+
+  // Merge the branch into main: the next build generates the same tree and delivers nothing.
+  await git(['--git-dir', join(root, 'acme/pets-php.git'), 'update-ref', 'refs/heads/main', done.output.commit])
+  const [second] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
+  t.equal(second.number, 2)
+  const unchanged = await waitForBuild(s, second.id)
+  t.equal(unchanged.status, 'succeeded', unchanged.error)
+  t.match(unchanged.output, { branch: null, commit: null, pull_request: null, reason: 'unchanged' })
+  const heads = await git(['ls-remote', '--heads', authed])
+  t.notMatch(heads, /pets-sdk-php-2/, 'no branch was pushed')
+
+  // Same inputs, byte-identical artifact.
+  const a1 = await s.call({ method: 'GET', url: `/v1/builds/${build.id}/artifact` })
+  const a2 = await s.call({ method: 'GET', url: `/v1/builds/${second.id}/artifact` })
+  t.equal(a1.statusCode, 200)
+  t.equal(a1.headers['content-type'], 'application/gzip')
+  t.match(a1.headers['content-disposition'], /pets-sdk-php-1\.tar\.gz/)
+  t.ok(a1.rawPayload.equals(a2.rawPayload), 'byte-identical artifacts')
+  const dir = mkdtempSync(join(tmpdir(), 'sdk-artifact-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'a.tar.gz'), a1.rawPayload)
+  const listing = (await run('tar', ['-tzf', join(dir, 'a.tar.gz')])).stdout.split('\n').filter(Boolean)
+  t.same(listing, done.output.files, 'the artifact holds the generated files, sorted')
+  const verbose = (await run('tar', ['-tvzf', join(dir, 'a.tar.gz')])).stdout
+  t.match(verbose, /1970-01-01/, 'fixed mtime')
+})
+
+t.test('git provider: wrong token fails the build with a clear error; an empty repository gets a first commit', async (t) => {
+  const root = tempDir('sdk-git-')
+  const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
+  const s = await startTestServer()
+  t.teardown(async () => { await s.close(); await server.close(); rmSync(root, { recursive: true, force: true }) })
+  server.createBare('empty')
+  const api = await createApi(s)
+  const sdk = await createSdk(s, [api], ['php'])
+  const repo = `/v1/sdks/${sdk.id}/targets/php/repository`
+  await s.call({ method: 'PUT', url: repo, payload: { provider: 'git', url: `${server.url}/empty.git`, token: 'wrong' } })
+  const [bad] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
+  const failed = await waitForBuild(s, bad.id)
+  t.equal(failed.status, 'failed')
+  t.match(failed.error, /could not list the branches of http:\/\/127\.0\.0\.1:\d+\/empty\.git/)
+  t.notMatch(failed.error, /wrong/)
+  t.ok((await s.call({ method: 'GET', url: `/v1/builds/${bad.id}/artifact` })).statusCode === 200, 'the files were generated before delivery failed')
+
+  await s.call({ method: 'PUT', url: repo, payload: { provider: 'git', url: `${server.url}/empty.git`, token: TOKEN } })
+  const [good] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
+  const done = await waitForBuild(s, good.id)
+  t.equal(done.status, 'succeeded', done.error)
+  t.equal(done.output.branch, 'registry/pets-sdk-php-2')
+})
+
+for (const provider of ['github', 'gitlab'] as const) {
+  t.test(`${provider}: a pull request is opened through the provider's REST API`, async (t) => {
+    const root = tempDir('sdk-git-')
+    const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
+    const standIn = await startProviderStandIn(provider)
+    const s = await startTestServer()
+    t.teardown(async () => { await s.close(); await server.close(); await standIn.close(); rmSync(root, { recursive: true, force: true }) })
+    server.createBare('acme/pets-ts', 'trunk')
+    await seed(`http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-ts.git`, 'trunk')
+
+    const api = await createApi(s, 'Petstore', petstore('2.0.0'))
+    const sdk = await createSdk(s, [api], ['typescript'])
+    const apiUrl = provider === 'github' ? standIn.url : `${standIn.url}/api/v4`
+    const put = await s.call({
+      method: 'PUT', url: `/v1/sdks/${sdk.id}/targets/typescript/repository`,
+      payload: { provider, url: `${server.url}/acme/pets-ts.git`, base_branch: 'trunk', api_url: apiUrl, token: TOKEN },
+    })
+    t.equal(put.statusCode, 201, put.body)
+    const [build] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
+    const done = await waitForBuild(s, build.id)
+    t.equal(done.status, 'succeeded', done.error)
+    t.equal(done.inputs.generator.name, '@hey-api/openapi-ts')
+
+    t.equal(standIn.seen.length, 1)
+    const [request] = standIn.seen
+    t.equal(request.method, 'POST')
+    t.equal(request.headers['content-type'], 'application/json')
+    const title = 'Pets SDK: typescript SDK, build 1'
+    if (provider === 'github') {
+      t.equal(request.url, '/repos/acme/pets-ts/pulls')
+      t.equal(request.headers.authorization, `Bearer ${TOKEN}`)
+      t.equal(request.headers.accept, 'application/vnd.github+json')
+      t.equal(request.headers['x-github-api-version'], '2022-11-28')
+      t.same(Object.keys(request.body).sort(), ['base', 'body', 'head', 'title'])
+      t.match(request.body, { title, head: 'registry/pets-sdk-typescript-1', base: 'trunk', body: /Generated by the API registry/ })
+      t.same(done.output.pull_request, { number: 42, url: 'https://github.example/acme/pets/pull/42', branch: 'registry/pets-sdk-typescript-1', base: 'trunk', title })
+    } else {
+      t.equal(request.url, '/api/v4/projects/acme%2Fpets-ts/merge_requests')
+      t.equal(request.headers['private-token'], TOKEN)
+      t.same(Object.keys(request.body).sort(), ['description', 'source_branch', 'target_branch', 'title'])
+      t.match(request.body, { title, source_branch: 'registry/pets-sdk-typescript-1', target_branch: 'trunk', description: /Generated by the API registry/ })
+      t.same(done.output.pull_request, { number: 42, url: 'https://gitlab.example/acme/pets/-/merge_requests/42', branch: 'registry/pets-sdk-typescript-1', base: 'trunk', title })
+    }
+    t.equal(done.output.reason, null)
+    const pushed = await filesOf(`http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-ts.git`, 'registry/pets-sdk-typescript-1')
+    t.teardown(pushed.cleanup)
+    t.ok(pushed.files.includes('src/petstore/sdk.gen.ts') && pushed.files.includes('package.json'), 'the generated TypeScript is on the branch')
+    t.notOk(pushed.files.includes('README.md') && (await pushed.read('README.md')).startsWith('# output repository'), 'the base tree is replaced')
+  })
+}

@@ -1,0 +1,77 @@
+/**
+ * The build queue in a real server process (`node dist/server.js`): `kill -9` while a build runs,
+ * twice. The first restart runs it again (attempt 2); after the second it is failed with a clear
+ * error, and a build queued meanwhile still runs.
+ */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { rmSync } from 'node:fs'
+import t from 'tap'
+import { startGitHttpServer } from '../support/git-http-server.js'
+import { petstore, tempDir } from '../helpers.js'
+import { startServer } from '../process/spawn.js'
+import { seed } from './support.js'
+
+const KEY = 'sk_sdkprocesstestkey0000000000000000000000'
+
+async function api(base: string, method: string, path: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${base}${path}`, {
+    method, headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
+  return text ? JSON.parse(text) : undefined
+}
+
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+t.test('kill -9 during a build: retried once after the restart, failed after the second', async (t) => {
+  const root = tempDir('sdk-git-')
+  const git = await startGitHttpServer(root)
+  git.createBare('pets')
+  await seed(`${git.url}/pets.git`)
+  let requests = 0
+  const stuck = createServer(() => { requests += 1 })
+  await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve))
+  const storage = tempDir()
+  t.teardown(async () => {
+    stuck.closeAllConnections()
+    await new Promise((resolve) => stuck.close(resolve))
+    await git.close()
+    rmSync(root, { recursive: true, force: true })
+    rmSync(storage, { recursive: true, force: true })
+  })
+
+  let server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY })
+  t.teardown(() => server.stop('SIGKILL'))
+  const apiId = (await api(server.url, 'POST', '/v1/apis', { name: 'Petstore' })).data.id
+  await api(server.url, 'POST', `/v1/apis/${apiId}/spec`, { document: petstore() })
+  const stuckSdk = (await api(server.url, 'POST', '/v1/sdks', { name: 'Stuck', targets: ['php'], apis: [{ api_id: apiId }] })).data
+  const goodSdk = (await api(server.url, 'POST', '/v1/sdks', { name: 'Good', targets: ['php'], apis: [{ api_id: apiId }] })).data
+  await api(server.url, 'PUT', `/v1/sdks/${stuckSdk.id}/targets/php/repository`, { provider: 'git', url: `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/pets.git` })
+  await api(server.url, 'PUT', `/v1/sdks/${goodSdk.id}/targets/php/repository`, { provider: 'git', url: `${git.url}/pets.git` })
+
+  const [build] = (await api(server.url, 'POST', `/v1/sdks/${stuckSdk.id}/builds`)).data
+  const [later] = (await api(server.url, 'POST', `/v1/sdks/${goodSdk.id}/builds`)).data
+  const status = async (id: string) => (await api(server.url, 'GET', `/v1/builds/${id}`)).data
+
+  for (const attempt of [1, 2]) {
+    await until(`attempt ${attempt} to reach the git server`, async () => requests >= attempt)
+    t.match(await status(build.id), { status: 'running', attempts: attempt })
+    await server.stop('SIGKILL')
+    stuck.closeAllConnections()
+    server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY })
+  }
+  await until('the build to fail', async () => (await status(build.id)).status === 'failed')
+  t.match(await status(build.id), { status: 'failed', attempts: 2, error: /stopped while this build was running, 2 times; it is not retried again/ })
+  await until('the later build to finish', async () => ['succeeded', 'failed'].includes((await status(later.id)).status))
+  t.match(await status(later.id), { status: 'succeeded', output: { branch: 'registry/good-php-1' } })
+  t.equal(await server.stop('SIGTERM'), 0)
+})
