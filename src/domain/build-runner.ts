@@ -15,6 +15,7 @@ import { deliver } from '../sdk/delivery.js'
 import { generate } from '../sdk/generate.js'
 import { tarGz } from '../sdk/tarball.js'
 import type { GeneratorApi } from '../sdk/types.js'
+import { removeStaleWorkDirs } from '../sdk/workdirs.js'
 import { now } from './ids.js'
 import type { Sdks } from './sdks.js'
 import type { Versions } from './versions.js'
@@ -73,6 +74,8 @@ export class BuildRunner {
   start(): void {
     if (this.#loop) return
     this.#stopping = false
+    // Work directories a killed registry left behind; failing to remove them must not stop builds.
+    void removeStaleWorkDirs().catch(() => {})
     this.#loop = this.recover().then(() => this.loop())
   }
 

@@ -6,6 +6,7 @@
  * transaction per batch. A failure leaves the entries pending; they are retried on the next round.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { GitRepository, MirrorTree, repositoryPath } from '../store/git-repository.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
@@ -321,6 +322,7 @@ export class MirrorWriter {
     const { tree, repo } = state
     const { resource } = entry
     const dir = KIND_DIR[resource.kind]
+    if (!dir) return state.head // a kind the mirror does not hold (none today): no commit
     switch (entry.change) {
       case 'create':
         tree.files(dir, resource.slug).set(METADATA_NAME[resource.kind], await repo.writeBlob(Buffer.from(metadataFile(resource))))
@@ -367,8 +369,20 @@ export class MirrorWriter {
 
 
 /**
- * One writer per storage directory: an exclusive lock file holding the writer's process id. A lock
- * left by a process that is gone (`kill -9`) is taken over.
+ * This machine's boot: a lock written by another boot or machine (a restored copy of the directory)
+ * is stale whatever its process id.
+ */
+const BOOT = (() => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  } catch {
+    return hostname()
+  }
+})()
+
+/**
+ * One writer per storage directory: an exclusive lock file holding the writer's process id and boot.
+ * A lock left by a process that is gone (`kill -9`), or by another boot, is taken over.
  */
 class WriterLock {
   held = false
@@ -381,7 +395,7 @@ class WriterLock {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const fd = openSync(this.path, 'wx')
-        writeSync(fd, String(process.pid))
+        writeSync(fd, `${process.pid} ${BOOT}`)
         closeSync(fd)
         this.held = true
         WriterLock.inProcess.add(this.path)
@@ -396,13 +410,15 @@ class WriterLock {
   }
 
   private ownerAlive(): boolean {
-    let pid: number
+    let content: string
     try {
-      pid = Number.parseInt(readFileSync(this.path, 'utf8'), 10)
+      content = readFileSync(this.path, 'utf8')
     } catch {
-      return true // being written by its owner right now
+      return true // removed by its owner just now: try again next round
     }
-    if (!Number.isInteger(pid) || pid <= 0) return false
+    const [pidText, boot] = content.split(' ')
+    const pid = Number.parseInt(pidText, 10)
+    if (!Number.isInteger(pid) || pid <= 0 || boot !== BOOT) return false
     if (pid === process.pid) return WriterLock.inProcess.has(this.path)
     try {
       process.kill(pid, 0)

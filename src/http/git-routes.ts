@@ -57,15 +57,15 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
       const slug = /^\/git\/([^/?]*?)\.git(?:[/?]|$)/.exec(request.url)?.[1]
       const key = keyOf(request.headers.authorization)
       if (!key || !slug) throw challenge()
-      let organization: OrganizationRecord
+      let actor
       try {
-        organization = registry.organizations.authenticate(`Bearer ${key}`).organization
+        actor = registry.organizations.authenticate(`Bearer ${key}`)
       } catch {
         throw challenge()
       }
-      if (organization.slug !== slug) throw challenge()
-      request.gitOrganization = organization
-      request.actor = { organization, keyId: 'git' }
+      if (actor.organization.slug !== slug) throw challenge()
+      request.gitOrganization = actor.organization
+      request.actor = actor // rate limits count per key, like every other route
     } catch (error) {
       return done(error as Error)
     }
@@ -87,6 +87,7 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
       tags, summary: 'Git smart HTTP: capability advertisement (clone and fetch only)',
       params: RepoParams,
       querystring: Type.Object({ service: Type.String() }),
+      produces: ['application/x-git-upload-pack-advertisement'],
       response: { 200: Binary, 401: Problem, 404: Problem },
     },
   }, async (request, reply) => {
@@ -106,6 +107,8 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
     schema: {
       tags, summary: 'Git smart HTTP: ls-refs and fetch (protocol v2)',
       params: RepoParams,
+      consumes: ['application/x-git-upload-pack-request'],
+      produces: ['application/x-git-upload-pack-result'],
       body: Binary,
       response: { 200: Binary, 401: Problem, 404: Problem, 415: Problem },
     },

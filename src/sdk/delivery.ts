@@ -7,14 +7,13 @@
  * crash that had already pushed makes the same commit, and the push is then a no-op.
  */
 import * as fs from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rm } from 'node:fs/promises'
 import git from 'isomorphic-git'
 import type { BuildOutput, Provider } from '../store/sdk-records.js'
 import { abortableHttp } from './git-http.js'
 import { openPullRequest } from './providers.js'
 import type { GeneratedFile } from './types.js'
+import { makeWorkDir } from './workdirs.js'
 
 export const COMMIT_AUTHOR = { name: 'API Registry', email: 'registry@localhost' }
 
@@ -41,7 +40,7 @@ export async function deliver(input: DeliveryInput): Promise<BuildOutput> {
   const onAuth = token ? () => ({ username: TOKEN_USER[repository.provider], password: token }) : undefined
   const onAuthFailure = () => ({ cancel: true as const })
   const files = input.files.map((f) => f.path)
-  const dir = await mkdtemp(join(tmpdir(), 'registry-delivery-'))
+  const dir = await makeWorkDir('delivery')
   try {
     const refs = await step('list the branches of', repository.url, () =>
       git.listServerRefs({ http, url: repository.url, prefix: 'refs/heads/', onAuth, onAuthFailure }))

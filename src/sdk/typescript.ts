@@ -4,14 +4,14 @@
  * README.md, src/index.ts). Each API is generated into a fresh temporary directory, read back, and the
  * directory removed; hey-api's output carries no timestamps, so the same inputs give the same files.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createClient } from '@hey-api/openapi-ts'
 import { camel } from './php/names.js'
 import type { GenerateTask, GeneratedFile } from './types.js'
+import { makeWorkDir } from './workdirs.js'
 
 const heyApiVersion = (): string => {
   // The package's exports name neither package.json nor a require entry: read it next to dist/.
@@ -26,7 +26,7 @@ export async function generateTypeScript(task: GenerateTask): Promise<GeneratedF
   const packageName = task.config.typescript?.package_name ?? task.config.package_name ?? task.sdk.slug
   const files: GeneratedFile[] = []
   const exports: string[] = []
-  const work = await mkdtemp(join(tmpdir(), 'registry-sdk-ts-'))
+  const work = await makeWorkDir('typescript')
   try {
     for (const api of task.apis) {
       const out = join(work, api.slug)

@@ -107,4 +107,18 @@ t.test('registry mirror rebuild (CLI) on a stopped storage gives the same histor
   t.equal(result.status, 0, result.stderr)
   t.same(JSON.parse(result.stdout), { queued: false, heads: { acme: head } })
   t.equal((await git(['--git-dir', repositoryPath(storage, orgId), 'rev-parse', 'main'])).trim(), head)
+
+  // The push remote from the CLI: the token from the environment, never printed.
+  const cli = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', '--storage', storage, '--json', 'mirror', ...args],
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } })
+  const set = cli(['set-remote', 'https://git.example.com/acme/registry.git', '--org', 'acme'], { REGISTRY_MIRROR_TOKEN: 'cli-secret-token' })
+  t.equal(set.status, 0, set.stderr)
+  t.notMatch(set.stdout + set.stderr, 'cli-secret-token')
+  const shown = cli(['show', '--org', 'acme'])
+  t.match(JSON.parse(shown.stdout), { url: 'https://git.example.com/acme/registry.git', token_set: true, head, last_pushed_commit: null })
+  t.notMatch(shown.stdout, 'cli-secret-token')
+  t.equal(cli(['set-remote', 'https://user:pw@example.com/x.git', '--org', 'acme']).status, 1, 'credentials in the URL are refused')
+  t.equal(cli(['remove-remote', '--org', 'acme']).status, 0)
+  t.match(JSON.parse(cli(['show', '--org', 'acme']).stdout), { url: null, token_set: false })
 })

@@ -5,7 +5,8 @@
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { rmSync } from 'node:fs'
+import { readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import t from 'tap'
 import { startGitHttpServer } from '../support/git-http-server.js'
 import { petstore, tempDir } from '../helpers.js'
@@ -62,9 +63,11 @@ t.test('kill -9 during a build: retried once after the restart, failed after the
   const [later] = (await api(server.url, 'POST', `/v1/sdks/${goodSdk.id}/builds`)).data
   const status = async (id: string) => (await api(server.url, 'GET', `/v1/builds/${id}`)).data
 
+  const killed: number[] = []
   for (const attempt of [1, 2]) {
     await until(`attempt ${attempt} to reach the git server`, async () => requests >= attempt)
     t.match(await status(build.id), { status: 'running', attempts: attempt })
+    killed.push(server.child.pid!)
     await server.stop('SIGKILL')
     stuck.closeAllConnections()
     server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY })
@@ -74,4 +77,6 @@ t.test('kill -9 during a build: retried once after the restart, failed after the
   await until('the later build to finish', async () => ['succeeded', 'failed'].includes((await status(later.id)).status))
   t.match(await status(later.id), { status: 'succeeded', output: { branch: 'registry/good-php-1' } })
   t.equal(await server.stop('SIGTERM'), 0)
+  const left = readdirSync(tmpdir()).filter((name) => killed.some((pid) => name.startsWith(`registry-build-${pid}-`)))
+  t.same(left, [], 'the work directories of the killed processes were removed at the restarts')
 })
