@@ -5,7 +5,7 @@
  * event loop between commits, and commits its progress (entries applied, new head) in one index
  * transaction per batch. A failure leaves the entries pending; they are retried on the next round.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { GitRepository, MirrorTree, repositoryPath } from '../store/git-repository.js'
@@ -393,10 +393,11 @@ class WriterLock {
     if (this.held) return true
     mkdirSync(join(this.path, '..'), { recursive: true })
     for (let attempt = 0; attempt < 2; attempt++) {
+      // Written whole, then linked into place: the lock never exists without its content.
+      const temporary = `${this.path}.${process.pid}`
+      writeFileSync(temporary, `${process.pid} ${BOOT}`)
       try {
-        const fd = openSync(this.path, 'wx')
-        writeSync(fd, `${process.pid} ${BOOT}`)
-        closeSync(fd)
+        linkSync(temporary, this.path)
         this.held = true
         WriterLock.inProcess.add(this.path)
         return true
@@ -404,6 +405,8 @@ class WriterLock {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         if (this.ownerAlive()) return false
         try { unlinkSync(this.path) } catch { /* taken over by another process meanwhile */ }
+      } finally {
+        unlinkSync(temporary)
       }
     }
     return false

@@ -217,7 +217,9 @@ export class LmdbIndex implements RegistryIndex {
     return this.journaled(() => {
       const resource: ResourceRecord | undefined = this.db.resources.get(id)
       if (!resource) throw notFound()
-      guard?.(resource)
+      // In a child transaction: when a guard refuses, the writes of the guards before it (a site hook
+      // dropping the API, say) are undone. lmdb's batched transaction() keeps writes made before a throw.
+      if (guard) this.root.childTransaction(() => guard(resource))
       this.db.resourceSlugs.remove(keys.resourceSlug(resource.organization_id, resource.kind, resource.slug))
       this.removeFromListings(resource)
       if (resource.kind === 'api' && resource.ruleset_id) {

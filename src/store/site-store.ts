@@ -2,6 +2,9 @@
  * The sites feature's store: sites, their guides, the registry-wide domain map and the API → sites
  * reverse index, in named databases of the index's LMDB environment (`SITE_DATABASES`). Every change
  * is one transaction of the index; `dropApi` runs inside the transaction of an API's delete.
+ *
+ * Each change checks everything that can refuse it before its first write: lmdb's batched
+ * `transaction()` keeps the writes a callback made before it threw.
  */
 import type { Database } from 'lmdb'
 import { RegistryError, notFound } from '../errors.js'
@@ -120,7 +123,8 @@ export class LmdbSiteStore implements SiteStore {
     return this.index.transaction(() => {
       guard?.(record)
       const site = { ...record, slug: this.freeSlug(record.organization_id, record.slug, slugMode) }
-      this.claimDomains(site.id, site.domains)
+      this.requireFreeDomains(site.id, site.domains)
+      for (const domain of site.domains) this.db.siteDomains.put(domain, site.id)
       this.db.sites.put(site.id, site)
       this.db.siteSlugs.put(siteKeys.siteSlug(site.organization_id, site.slug), site.id)
       this.db.siteNames.put(siteKeys.siteName(site.organization_id, site.name, site.id), null)
@@ -135,8 +139,9 @@ export class LmdbSiteStore implements SiteStore {
       const before = this.get(id)
       if (!before) throw notFound('site')
       const after = change(before)
+      if (after.slug !== before.slug) this.freeSlug(after.organization_id, after.slug, 'explicit')
+      this.requireFreeDomains(id, after.domains)
       if (after.slug !== before.slug) {
-        this.freeSlug(after.organization_id, after.slug, 'explicit')
         this.db.siteSlugs.remove(siteKeys.siteSlug(before.organization_id, before.slug))
         this.db.siteSlugs.put(siteKeys.siteSlug(after.organization_id, after.slug), id)
       }
@@ -147,7 +152,7 @@ export class LmdbSiteStore implements SiteStore {
       for (const domain of before.domains) {
         if (!after.domains.includes(domain)) this.db.siteDomains.remove(domain)
       }
-      this.claimDomains(id, after.domains)
+      for (const domain of after.domains) this.db.siteDomains.put(domain, id)
       for (const apiId of before.api_ids) {
         if (!after.api_ids.includes(apiId)) this.db.siteApis.remove(siteKeys.siteApi(apiId, id))
       }
@@ -194,15 +199,14 @@ export class LmdbSiteStore implements SiteStore {
     }
   }
 
-  /** Records `domains` as the site's; a domain another site holds answers 409 (inside a write transaction). */
-  private claimDomains(siteId: string, domains: string[]): void {
+  /** 409 when another site holds one of `domains` (inside a write transaction, so the answer holds at the commit). */
+  private requireFreeDomains(siteId: string, domains: string[]): void {
     domains.forEach((domain, i) => {
       const owner: string | undefined = this.db.siteDomains.get(domain)
       if (owner !== undefined && owner !== siteId) {
         throw new RegistryError('conflict', `domain '${domain}' is already used by another site`,
           [{ path: ['domains', i], message: 'this domain belongs to another site' }])
       }
-      this.db.siteDomains.put(domain, siteId)
     })
   }
 

@@ -62,6 +62,8 @@ t.test('bad input answers 400 and stores nothing', async (t) => {
     { name: 'a', visibility: 'secret' },
     { name: 'a', api_ids: ['nope'] },
     { name: 'a', api_ids: 'x' },
+    { name: 'a', api_ids: ['01HZZZZZZZZZZZZZZZZZZZZZZZ', '01HZZZZZZZZZZZZZZZZZZZZZZZ'] },
+    { name: 'a', title: '' },
     { name: 'a', domains: ['https://docs.example.com'] },
     { name: 'a', domains: ['docs.example.com:8443'] },
     { name: 'a', domains: ['docs.example.com/path'] },
@@ -166,10 +168,17 @@ t.test('domains are unique across the whole registry (409), and freed by an upda
   t.same(json(clash).errors[0].path, ['domains', 0])
   t.equal(json(await s.call({ method: 'GET', url: '/v1/sites', key: other.secret })).total, 0, 'nothing stored')
 
+  const partly = await s.call({ method: 'POST', url: '/v1/sites', key: other.secret, payload: { name: 'b', domains: ['docs.globex.example', 'api.acme.example'] } })
+  t.equal(partly.statusCode, 409)
+  t.same(json(partly).errors[0].path, ['domains', 1])
   const b = json(await s.call({ method: 'POST', url: '/v1/sites', key: other.secret, payload: { name: 'b', domains: ['docs.globex.example'] } })).data
-  const steal = await s.call({ method: 'PATCH', url: `/v1/sites/${b.id}`, key: other.secret, payload: { domains: ['docs.globex.example', 'api.acme.example'] } })
+  t.same(b.domains, ['docs.globex.example'], 'a refused create claimed none of its domains')
+  const steal = await s.call({ method: 'PATCH', url: `/v1/sites/${b.id}`, key: other.secret, payload: { slug: 'renamed', domains: ['www.globex.example', 'api.acme.example'] } })
   t.equal(steal.statusCode, 409)
-  t.same(json(await s.call({ method: 'GET', url: `/v1/sites/${b.id}`, key: other.secret })).data.domains, ['docs.globex.example'], 'unchanged')
+  t.same(json(await s.call({ method: 'GET', url: `/v1/sites/${b.id}`, key: other.secret })).data, b, 'a refused update changes nothing')
+  const c = await s.call({ method: 'POST', url: '/v1/sites', key: other.secret, payload: { name: 'c', slug: 'renamed', domains: ['www.globex.example'] } })
+  t.equal(c.statusCode, 201, 'neither the slug nor the domain of the refused update was taken')
+  t.equal((await s.call({ method: 'GET', url: '/', key: null, headers: { host: 'docs.globex.example' } })).statusCode, 404, 'a private site is not served on its domain')
 
   const keep = await s.call({ method: 'PATCH', url: `/v1/sites/${a.id}`, payload: { domains: ['docs.acme.example'] } })
   t.equal(keep.statusCode, 200, 'a site may keep its own domains')
@@ -200,6 +209,22 @@ t.test('deleting an API removes it from every site that lists it', async (t) => 
   t.equal((await s.call({ method: 'DELETE', url: `/v1/apis/${one.id}` })).statusCode, 204)
   t.same(await get(x.id), before)
   t.same((await get(z.id)).api_ids, [])
+})
+
+t.test("an API's delete that another feature refuses leaves the sites as they were", async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  const api = await createApi(s, 'one')
+  const site = json(await s.call({ method: 'POST', url: '/v1/sites', payload: { name: 'x', api_ids: [api.id] } })).data
+  // An SDK that uses the API refuses its delete (409) inside the same transaction the site hook ran in.
+  const sdk = await s.call({ method: 'POST', url: '/v1/sdks', payload: { name: 'Pets SDK', targets: ['typescript'], apis: [{ api_id: api.id }] } })
+  t.equal(sdk.statusCode, 201)
+  const refused = await s.call({ method: 'DELETE', url: `/v1/apis/${api.id}` })
+  t.equal(refused.statusCode, 409)
+  t.same(json(await s.call({ method: 'GET', url: `/v1/sites/${site.id}` })).data, site, 'the site still lists the API, unchanged')
+  await s.call({ method: 'DELETE', url: `/v1/sdks/${json(sdk).data.id}` })
+  t.equal((await s.call({ method: 'DELETE', url: `/v1/apis/${api.id}` })).statusCode, 204)
+  t.same(json(await s.call({ method: 'GET', url: `/v1/sites/${site.id}` })).data.api_ids, [])
 })
 
 t.test('guides: create, replace, order by position then slug, list, delete', async (t) => {

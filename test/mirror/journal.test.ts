@@ -121,4 +121,17 @@ t.test('registry mirror rebuild (CLI) on a stopped storage gives the same histor
   t.equal(cli(['set-remote', 'https://user:pw@example.com/x.git', '--org', 'acme']).status, 1, 'credentials in the URL are refused')
   t.equal(cli(['remove-remote', '--org', 'acme']).status, 0)
   t.match(JSON.parse(cli(['show', '--org', 'acme']).stdout), { url: null, token_set: false })
+
+  // While a server is the writer, the CLI queues the rebuild and the server does it.
+  const server = await startMirrorServer({ storage })
+  t.teardown(() => server.close())
+  await server.settle()
+  const queued = cli(['rebuild'])
+  t.equal(queued.status, 0, queued.stderr)
+  t.match(JSON.parse(queued.stdout), { queued: true })
+  const journal = (server.registry.index as LmdbIndex).mirror
+  for (let i = 0; i < 100 && journal.pending(10).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  await server.settle()
+  t.same(journal.pending(10), [], 'the server applied the queued rebuild')
+  t.equal(json(await server.call({ method: 'GET', url: '/v1/mirror' })).data.head, head, 'the same history')
 })
