@@ -39,6 +39,9 @@ export interface PublishedApi {
   current: VersionRecord
 }
 
+/** Host headers remembered at most (any client can send any header; the memo starts over beyond). */
+const HOST_HEADER_MEMO = 4096
+
 /** The most guides a site's pages list (the API lists them all, by page). */
 const PAGE_GUIDES = 1000
 
@@ -48,7 +51,10 @@ const PAGE_GUIDES = 1000
  * committed write) so that routing a request by its Host costs one Map lookup.
  */
 export class Sites {
+  /** domain → site id */
   private readonly hosts = new Map<string, string>()
+  /** Host header as sent → site id, or '' for none: what routing a request costs is one lookup here. */
+  private readonly hostHeaders = new Map<string, string>()
 
   constructor(
     private readonly store: SiteStore,
@@ -138,6 +144,7 @@ export class Sites {
 
   /** Brings the host map in line with a committed change (after the commit: a refused write changes nothing). */
   private rehost(before: SiteRecord | undefined, after: SiteRecord | undefined): void {
+    this.hostHeaders.clear()
     for (const domain of before?.domains ?? []) {
       if (this.hosts.get(domain) === before!.id) this.hosts.delete(domain)
     }
@@ -181,10 +188,16 @@ export class Sites {
 
   // ---------------------------------------------------------------- public pages
 
-  /** The site a request's Host header names, if any: one Map lookup for the usual exact header. */
+  /** The site a request's Host header names, if any: no lookup while no site has a domain, else one. */
   siteForHost(host: string | undefined): string | undefined {
     if (host === undefined || this.hosts.size === 0) return undefined
-    return this.hosts.get(host) ?? this.hosts.get(normalizeHost(host))
+    const known = this.hostHeaders.get(host)
+    if (known !== undefined) return known || undefined
+    // A header not seen since the last change: normalize it (port, case, trailing dot) once.
+    if (this.hostHeaders.size >= HOST_HEADER_MEMO) this.hostHeaders.clear()
+    const siteId = this.hosts.get(normalizeHost(host))
+    this.hostHeaders.set(host, siteId ?? '')
+    return siteId
   }
 
   /** A public site by organization and site slug; a private or unknown one is the same 404. */
@@ -245,7 +258,10 @@ export class Sites {
 
 /** Lowercase, without a port or a trailing dot. */
 export function normalizeHost(host: string): string {
-  return host.toLowerCase().replace(/:\d*$/, '').replace(/\.$/, '')
+  const lower = host.toLowerCase()
+  const colon = lower.lastIndexOf(':')
+  const name = colon === -1 || lower.includes(']', colon) ? lower : lower.slice(0, colon)
+  return name.endsWith('.') ? name.slice(0, -1) : name
 }
 
 /** Lowercases the domains of a request; the same domain twice is a 400. */

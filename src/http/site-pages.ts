@@ -2,10 +2,12 @@ import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
-import { normalizeHost, type SiteRecord, type Sites } from '../domain/sites.js'
+import { normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites.js'
 import { RegistryError, notFound } from '../errors.js'
 import { SiteAssets } from '../sites/assets.js'
-import { guidePage, landingPage, notFoundPage, referencePage, type SiteContext } from '../sites/pages.js'
+import {
+  guidePage, landingPage, notFoundPage, referencePage, type SiteApiSummary, type SiteContext,
+} from '../sites/pages.js'
 import { sendDocument } from './document-reply.js'
 import { FormatQuery, Problem } from './schemas.js'
 
@@ -62,6 +64,11 @@ const PageParams = { guide: Type.String({ maxLength: 200 }), api: Type.String({ 
 const SiteParams = { org: Type.String({ minLength: 1, maxLength: 64 }), site: Type.String({ minLength: 1, maxLength: 64 }) }
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
+/** An API as the pages show it: its slug and name, and title and version from its current document. */
+const apiSummary = ({ api, current }: PublishedApi): SiteApiSummary => ({
+  slug: api.slug, name: api.name, title: current.title ?? null, version: current.version ?? null, description: api.description,
+})
+
 /**
  * The public pages of documentation sites: at `/@{org}/sites/{slug}/…` (on the public registry's host
  * when `REGISTRY_PUBLIC_HOST` is set, else on every host) and at the root of each site domain.
@@ -69,14 +76,12 @@ const IMMUTABLE = 'public, max-age=31536000, immutable'
 export async function sitePages(app: FastifyInstance, options: { registry: Registry }): Promise<void> {
   const { registry } = options
   const sites = registry.sites
-  const assets = new SiteAssets()
+  const assets = SiteAssets.shared()
 
   const contextOf = ({ site, base }: Located): SiteContext => ({
     base,
     title: site.title ?? site.name,
-    apis: sites.publishedApis(site).map(({ api, current }) => ({
-      slug: api.slug, name: api.name, title: current.title ?? null, version: current.version ?? null, description: api.description,
-    })),
+    apis: sites.publishedApis(site).map(apiSummary),
     guides: sites.publicGuides(site).map((g) => ({ slug: g.slug, title: g.title })),
     assets: {
       css: `${base}/_assets/${assets.css.name}`,
@@ -122,10 +127,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
 
     app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar)", { api: PageParams.api }) }, page((request) => {
       const located = locate(request)
-      const { api, current } = sites.publishedApi(located.site, param(request, 'api'))
-      return referencePage(contextOf(located), {
-        slug: api.slug, name: api.name, title: current.title ?? null, version: current.version ?? null, description: api.description,
-      })
+      return referencePage(contextOf(located), apiSummary(sites.publishedApi(located.site, param(request, 'api'))))
     }))
 
     app.get(`${prefix}/apis/:api/openapi.json`, {

@@ -93,8 +93,14 @@ function scalarBundle(): Buffer {
   return readFileSync(require.resolve('@scalar/api-reference/browser/standalone.js'))
 }
 
-/** The site pages' static files, read once. */
+/** The site pages' static files, read once per process (`SiteAssets.shared()`). */
 export class SiteAssets {
+  private static instance: SiteAssets | undefined
+
+  static shared(): SiteAssets {
+    return (SiteAssets.instance ??= new SiteAssets())
+  }
+
   readonly scalar = asset('scalar', 'js', 'text/javascript; charset=utf-8', scalarBundle())
   readonly css = asset('site', 'css', 'text/css; charset=utf-8', Buffer.from(SITE_CSS))
   readonly referenceJs = asset('reference', 'js', 'text/javascript; charset=utf-8', Buffer.from(REFERENCE_JS))

@@ -45,7 +45,7 @@ export class LmdbIndex implements RegistryIndex {
 
   /** A write transaction whose changes are journaled for the git mirror. */
   private journaled<T>(work: () => T): Promise<T> {
-    return this.root.transaction(work).then((result) => {
+    return this.atomic(work).then((result) => {
       this.onJournal?.()
       return result
     })
@@ -64,7 +64,17 @@ export class LmdbIndex implements RegistryIndex {
 
   /** One write transaction over the whole environment: the commit point of a feature's change. */
   transaction<T>(work: () => T): Promise<T> {
-    return this.root.transaction(work)
+    return this.atomic(work)
+  }
+
+  /**
+   * Every write of the index goes through here. lmdb's batched `transaction()` commits the writes a
+   * callback made before it threw; the work runs in a child transaction so that a throw (a refused
+   * change, a failed check) undoes all of its writes and the commit holds only whole changes.
+   */
+  private atomic<T>(work: () => T): Promise<T> {
+    // (lmdb types childTransaction as a promise; awaiting flattens either form.)
+    return this.root.transaction(() => this.root.childTransaction(work)) as Promise<unknown> as Promise<T>
   }
 
   // ---------------------------------------------------------------- organizations and keys
@@ -83,7 +93,7 @@ export class LmdbIndex implements RegistryIndex {
   }
 
   async createOrganization(org: OrganizationRecord, firstKey: KeyRecord): Promise<void> {
-    await this.root.transaction(() => {
+    await this.atomic(() => {
       if (this.db.organizationSlugs.get(org.slug) !== undefined) {
         throw new RegistryError('conflict', `organization slug '${org.slug}' is already taken`)
       }
@@ -108,7 +118,7 @@ export class LmdbIndex implements RegistryIndex {
   }
 
   async createKey(key: KeyRecord): Promise<void> {
-    await this.root.transaction(() => {
+    await this.atomic(() => {
       if (this.db.organizations.get(key.organization_id) === undefined) throw notFound('organization')
       this.putKey(key)
     })
@@ -120,7 +130,7 @@ export class LmdbIndex implements RegistryIndex {
   }
 
   async revokeKey(id: string, at: string): Promise<KeyRecord | undefined> {
-    return this.root.transaction(() => {
+    return this.atomic(() => {
       const key: KeyRecord | undefined = this.db.keys.get(id)
       if (!key) return undefined
       const revoked = { ...key, revoked_at: key.revoked_at ?? at }
@@ -131,7 +141,7 @@ export class LmdbIndex implements RegistryIndex {
 
   async recordKeyUse(uses: Map<string, string>): Promise<void> {
     if (uses.size === 0) return
-    await this.root.transaction(() => {
+    await this.atomic(() => {
       for (const [id, at] of uses) {
         const key: KeyRecord | undefined = this.db.keys.get(id)
         if (key) this.db.keys.put(id, { ...key, last_used_at: at })
@@ -217,9 +227,8 @@ export class LmdbIndex implements RegistryIndex {
     return this.journaled(() => {
       const resource: ResourceRecord | undefined = this.db.resources.get(id)
       if (!resource) throw notFound()
-      // In a child transaction: when a guard refuses, the writes of the guards before it (a site hook
-      // dropping the API, say) are undone. lmdb's batched transaction() keeps writes made before a throw.
-      if (guard) this.root.childTransaction(() => guard(resource))
+      // A guard that refuses undoes the writes of the hooks before it (see atomic()).
+      guard?.(resource)
       this.db.resourceSlugs.remove(keys.resourceSlug(resource.organization_id, resource.kind, resource.slug))
       this.removeFromListings(resource)
       if (resource.kind === 'api' && resource.ruleset_id) {

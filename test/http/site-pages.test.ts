@@ -24,7 +24,7 @@ const page = (s: TestServer, url: string, host?: string) =>
 t.test('landing, guide and reference pages at /@{org}/sites/{slug}/', async (t) => {
   const s = await startTestServer()
   t.teardown(s.close)
-  await publishedSite(s)
+  const { site } = await publishedSite(s)
 
   const landing = await page(s, `${BASE}/`)
   t.equal(landing.statusCode, 200)
@@ -50,6 +50,9 @@ t.test('landing, guide and reference pages at /@{org}/sites/{slug}/', async (t) 
   const scripts = [...reference.body.matchAll(/<script src="([^"]+)"><\/script>/g)].map((m) => m[1])
   t.equal(scripts.length, 2)
   for (const src of scripts) t.match(src, new RegExp(`^${BASE}/_assets/`), 'scripts come from this host')
+
+  await s.call({ method: 'PATCH', url: `/v1/sites/${site.id}`, payload: { title: null } })
+  t.match((await page(s, `${BASE}/`)).body, '<h1>Docs</h1>', 'without a title, the name is shown')
 
   const redirect = await page(s, BASE)
   t.equal(redirect.statusCode, 301)

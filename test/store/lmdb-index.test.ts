@@ -107,3 +107,25 @@ t.test('ruleset users are tracked through create, update and delete', async (t) 
   await index.deleteResource(api.id)
   t.equal(index.countApisUsingRuleset(rs.id), 0)
 })
+
+t.test('a change that throws part-way commits none of its writes', async (t) => {
+  const index = openIndex(t)
+  const extra = index.database('test-scratch')
+  await t.rejects(index.transaction(() => {
+    extra.put('written-before-the-throw', true)
+    throw new Error('refused')
+  }), { message: 'refused' })
+  t.equal(extra.get('written-before-the-throw'), undefined, 'the write before the throw was undone')
+
+  // A delete whose guard refuses after another hook already wrote: the resource and that write stay.
+  const api = resource('Kept')
+  await index.createResource(api, 'explicit')
+  await t.rejects(index.deleteResource(api.id, () => {
+    extra.put('hook-write', true)
+    throw new Error('still in use')
+  }), { message: 'still in use' })
+  t.equal(extra.get('hook-write'), undefined)
+  t.equal(index.getResource(api.id)?.name, 'Kept')
+  t.equal(index.getResourceBySlug(org, 'api', 'kept')?.id, api.id)
+  t.equal(index.listResources(org, 'api', { offset: 0, limit: 10 }).total, 1)
+})
