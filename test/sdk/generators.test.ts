@@ -11,6 +11,7 @@ import { generatePhp } from '../../src/sdk/php/generator.js'
 import { tarGz } from '../../src/sdk/tarball.js'
 import type { GenerateTask, GeneratedFile } from '../../src/sdk/types.js'
 import { petstore, tempDir } from '../helpers.js'
+import { skipWithoutPhp } from './support.js'
 
 const run = promisify(execFile)
 
@@ -49,7 +50,7 @@ function writeTree(dir: string, files: GeneratedFile[]): void {
   }
 }
 
-t.test('PHP: a PSR-4 package whose files all pass php -l, with one model per schema', async (t) => {
+t.test('PHP: a PSR-4 package whose files all pass php -l, with one model per schema', { skip: skipWithoutPhp }, async (t) => {
   const files = generatePhp(task('php'))
   const paths = files.map((f) => f.path).sort()
   t.same(paths, [
@@ -69,7 +70,7 @@ t.test('PHP: a PSR-4 package whose files all pass php -l, with one model per sch
   t.same(generatePhp(task('php')), files, 'deterministic')
 })
 
-t.test('PHP: the client sends path, query, body and bearer auth as the document says; models round-trip', async (t) => {
+t.test('PHP: the client sends path, query, body and bearer auth as the document says; models round-trip', { skip: skipWithoutPhp }, async (t) => {
   const seen: { method: string; url: string; auth?: string; type?: string; body: string }[] = []
   const server = createServer((request, response) => {
     let body = ''

@@ -1,5 +1,5 @@
 /** Shared pieces of the SDK tests: a seeded git server, stand-ins for GitHub and GitLab, polling. */
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -10,6 +10,16 @@ import type { TestServer } from '../helpers.js'
 import { json, petstore } from '../helpers.js'
 
 export const run = promisify(execFile)
+
+/** PHP is needed to lint and run the generated PHP; `.ci/run` installs Debian's php-cli when missing. */
+export const skipWithoutPhp: false | string = (() => {
+  try {
+    execFileSync('php', ['--version'], { stdio: 'ignore' })
+    return false
+  } catch {
+    return 'php is not installed: generated PHP not run (.ci/run installs php-cli)'
+  }
+})()
 
 const GIT_ENV = {
   ...process.env,
