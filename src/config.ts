@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
+import { parseOutboundHosts } from './domain/outbound.js'
 
 /** Runtime settings, read from the environment (CONTRACT §1). */
 export interface Config {
@@ -23,6 +24,8 @@ export interface Config {
   rateLimitPerMinute: number
   /** Bytes of stored documents kept in memory for fast reads. */
   documentCacheBytes: number
+  /** REGISTRY_OUTBOUND_HOSTS, normalized: the hosts sync, SDK delivery and mirror pushes may connect to; empty: any. */
+  outboundHosts: string[]
 }
 
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }
@@ -59,5 +62,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     rateLimitPerMinute: integer('REGISTRY_RATE_LIMIT', env.REGISTRY_RATE_LIMIT, 6000),
     documentCacheBytes: parseSize(env.REGISTRY_DOCUMENT_CACHE || '256mb'),
+    outboundHosts: parseOutboundHosts(env.REGISTRY_OUTBOUND_HOSTS),
   }
 }

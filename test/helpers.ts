@@ -35,15 +35,18 @@ export async function startTestServer(options: {
   wrapDocuments?: (documents: DocumentProcessor, metrics: RegistryMetrics) => DocumentProcessor
   /** Wraps the blob store, e.g. to inject write faults. */
   wrapBlobs?: (blobs: BlobStore) => BlobStore
+  /** REGISTRY_OUTBOUND_HOSTS entries (default: any host). */
+  outboundHosts?: string[]
 } = {}): Promise<TestServer> {
   const storage = options.storage ?? tempDir()
   const metrics = new RegistryMetrics()
   const opened = Registry.open({
     storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
+    outboundHosts: options.outboundHosts,
   }, metrics)
   const registry = options.wrapDocuments || options.wrapBlobs
     ? new Registry(opened.index, options.wrapBlobs?.(opened.blobs) ?? opened.blobs,
-      options.wrapDocuments?.(opened.documents, metrics) ?? opened.documents, metrics)
+      options.wrapDocuments?.(opened.documents, metrics) ?? opened.documents, metrics, opened.outbound)
     : opened
   const created = registry.organizations.bySlug('acme')
     ? undefined

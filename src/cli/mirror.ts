@@ -1,6 +1,8 @@
 /** `registry mirror …`: rebuild the git mirror from the index, and set the remote it is pushed to. */
 import type { Command } from 'commander'
+import { loadConfig } from '../config.js'
 import { Mirror } from '../domain/mirror.js'
+import { OutboundPolicy } from '../domain/outbound.js'
 import { Organizations } from '../domain/organizations.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
@@ -14,8 +16,10 @@ export interface CliContext {
 /** Opens the index and the mirror (without starting its writer), runs `action`, closes both. */
 async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs: Organizations) => Promise<T>): Promise<T> {
   const storage = context.storageDir()
+  // set-remote refuses a host REGISTRY_OUTBOUND_HOSTS does not allow, like PUT /v1/mirror.
+  const outbound = OutboundPolicy.of(loadConfig().outboundHosts)
   const index = new LmdbIndex(`${storage}/index`)
-  const mirror = new Mirror(index, index.mirror, new FsBlobStore(storage), { storage })
+  const mirror = new Mirror(index, index.mirror, new FsBlobStore(storage), { storage, outbound })
   try {
     return await action(mirror, new Organizations(index))
   } finally {

@@ -17,7 +17,8 @@ import { tarGz } from '../sdk/tarball.js'
 import type { GeneratorApi } from '../sdk/types.js'
 import { removeStaleWorkDirs } from '../sdk/workdirs.js'
 import { now } from './ids.js'
-import type { Sdks } from './sdks.js'
+import { OutboundPolicy, outboundFetch, type Fetch } from './outbound.js'
+import { checkOutboundHosts, type Sdks } from './sdks.js'
 import type { Versions } from './versions.js'
 
 /** Runs of one build, a crash-interrupted one included. */
@@ -28,6 +29,8 @@ export const LOG_LIMIT = 64 * 1024
 export interface BuildRunnerOptions {
   /** Longest build (generation and delivery) before it fails. */
   timeoutMs?: number
+  /** REGISTRY_OUTBOUND_HOSTS: checked before delivery and on every request of it (default: any host). */
+  outbound?: OutboundPolicy
 }
 
 class Shutdown extends Error {
@@ -55,6 +58,8 @@ export class BuildRunner {
   #stopping = false
   #wake: (() => void) | null = null
   readonly #timeoutMs: number
+  readonly #outbound: OutboundPolicy
+  readonly #fetch: Fetch
 
   constructor(
     private readonly store: SdkStore,
@@ -64,6 +69,8 @@ export class BuildRunner {
     options: BuildRunnerOptions = {},
   ) {
     this.#timeoutMs = options.timeoutMs ?? 15 * 60_000
+    this.#outbound = options.outbound ?? OutboundPolicy.ANY
+    this.#fetch = outboundFetch(this.#outbound)
     sdks.signals = {
       queued: () => this.#wake?.(),
       canceled: (id) => { if (this.#running?.id === id) this.#running.controller.abort(new Canceled()) },
@@ -158,10 +165,12 @@ export class BuildRunner {
       })
       const repository = this.store.getRepository(build.sdk_id, build.target)
       if (!repository) throw new Error(`the ${build.target} output repository was removed`)
+      // A repository connected before the policy changed: refused before anything is pushed.
+      checkOutboundHosts(this.#outbound, repository)
       const branch = `registry/${build.sdk.slug}-${build.target}-${build.number}`
       const title = `${build.sdk.name}: ${build.target} SDK, build ${build.number}`
       const output = await deliver({
-        repository, files, branch, at: new Date(build.created_at), signal, log: (line) => log.add(line),
+        repository, files, branch, at: new Date(build.created_at), signal, log: (line) => log.add(line), fetch: this.#fetch,
         message: `${title}\n\n${describeInputs(build)}`, title, body: describeInputs(build),
       })
       log.add(output.reason === 'unchanged' ? 'succeeded: unchanged' : `succeeded: ${output.branch}`)

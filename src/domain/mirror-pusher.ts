@@ -5,11 +5,12 @@
  * writer pushes.
  */
 import * as fs from 'node:fs'
-import git from 'isomorphic-git'
-import http from 'isomorphic-git/http/node'
+import git, { type HttpClient } from 'isomorphic-git'
+import { abortableHttp } from '../sdk/git-http.js'
 import { GitRepository, MAIN, repositoryPath } from '../store/git-repository.js'
 import type { MirrorStore } from '../store/mirror-store.js'
 import type { MirrorLog } from './mirror-writer.js'
+import { OutboundPolicy, outboundFetch } from './outbound.js'
 
 export interface PusherOptions {
   storage: string
@@ -19,6 +20,8 @@ export interface PusherOptions {
   log: MirrorLog
   /** Only the mirror writer's process pushes (a CLI process that sets a remote leaves it to the server). */
   canPush: () => boolean
+  /** REGISTRY_OUTBOUND_HOSTS: every request of a push is checked, redirects included (default: any host). */
+  outbound?: OutboundPolicy
 }
 
 interface PushState {
@@ -32,8 +35,15 @@ export class MirrorPusher {
   private readonly states = new Map<string, PushState>()
   private readonly inFlight = new Set<Promise<void>>()
   private stopped = false
+  /**
+   * Pushes go through fetch under the outbound policy, not isomorphic-git's node client: that one
+   * (simple-get) follows redirects itself, with no hook to check each hop against the policy.
+   */
+  private readonly http: HttpClient
 
-  constructor(private readonly store: MirrorStore, private readonly options: PusherOptions) {}
+  constructor(private readonly store: MirrorStore, private readonly options: PusherOptions) {
+    this.http = abortableHttp(undefined, outboundFetch(options.outbound ?? OutboundPolicy.ANY))
+  }
 
   /** Pushes soon if the remote is behind the head (and no retry is already waiting). */
   schedule(org: string): void {
@@ -113,7 +123,7 @@ export class MirrorPusher {
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
     try {
       const result = await git.push({
-        fs, http, gitdir: repo.gitdir, url: remote.url, ref: MAIN, remoteRef: MAIN, force: true,
+        fs, http: this.http, gitdir: repo.gitdir, url: remote.url, ref: MAIN, remoteRef: MAIN, force: true,
         onAuth: () => (remote.token ? { username: 'registry', password: remote.token } : { cancel: true }),
       })
       if (!result.ok) throw new Error(result.error ?? 'the remote refused the push')

@@ -10,6 +10,7 @@ import type { OrganizationRecord } from '../store/records.js'
 import { now } from './ids.js'
 import { MirrorPusher } from './mirror-pusher.js'
 import { MirrorWriter, type MirrorLog } from './mirror-writer.js'
+import { OutboundPolicy } from './outbound.js'
 
 export interface MirrorOptions {
   storage: string
@@ -18,6 +19,8 @@ export interface MirrorOptions {
   pushBaseDelayMs?: number
   pushMaxDelayMs?: number
   log?: MirrorLog
+  /** REGISTRY_OUTBOUND_HOSTS: checked when a remote is set and on every request of a push (default: any host). */
+  outbound?: OutboundPolicy
 }
 
 /** What `GET /v1/mirror` shows: never the token. */
@@ -47,7 +50,7 @@ export class Mirror {
     }
     const log: MirrorLog = { warn: (details, message) => this.logTo.warn(details, message) }
     this.pusher = new MirrorPusher(store, {
-      storage: options.storage, baseDelayMs: options.pushBaseDelayMs, maxDelayMs: options.pushMaxDelayMs, log,
+      storage: options.storage, baseDelayMs: options.pushBaseDelayMs, maxDelayMs: options.pushMaxDelayMs, log, outbound: options.outbound,
       canPush: () => this.writer.isWriter,
     })
     this.writer = new MirrorWriter(index, store, blobs, {
@@ -97,6 +100,8 @@ export class Mirror {
 
   async setRemote(org: OrganizationRecord, url: string, token: string | null): Promise<MirrorStatus> {
     checkRemoteUrl(url)
+    const outbound = this.options.outbound ?? OutboundPolicy.ANY
+    outbound.check(url, 'url')
     await this.store.setRemote(org.id, url, token, now())
     this.pusher.reset(org.id)
     return this.status(org)

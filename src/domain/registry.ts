@@ -19,11 +19,12 @@ import { BuildRunner } from './build-runner.js'
 import { Sdks } from './sdks.js'
 import { Mirror } from './mirror.js'
 import { LmdbRepositoryStore } from '../store/repository-store.js'
-import { SnapshotWorkers } from '../sync/pool.js'
+import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../sync/pool.js'
 import { RepositorySync } from './repository-sync.js'
+import { OutboundPolicy } from './outbound.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
-  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb'>>
+  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts'>>
 
 /** The whole domain, wired to a storage directory. */
 export class Registry {
@@ -48,6 +49,8 @@ export class Registry {
     readonly blobs: BlobStore,
     readonly documents: DocumentProcessor,
     metrics: DomainMetrics = NO_METRICS,
+    /** REGISTRY_OUTBOUND_HOSTS: where sync, SDK delivery and mirror pushes may connect (default: anywhere). */
+    readonly outbound: OutboundPolicy = OutboundPolicy.ANY,
   ) {
     this.organizations = new Organizations(index)
     this.uploads = new Uploads(index, blobs, documents, metrics)
@@ -56,14 +59,16 @@ export class Registry {
     this.publicRegistry = new PublicRegistry(index)
     this.sites = new Sites(LmdbSiteStore.of(index), index, this.resources)
     const sdkStore = SdkStore.of(index)
-    this.sdks = new Sdks(sdkStore, index)
-    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index)
+    this.sdks = new Sdks(sdkStore, index, outbound)
+    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound })
     this.resources.deleteHooks.push(this.sdks.guardApiDelete)
-    this.repositorySync = new RepositorySync(index, this.resources, this.uploads, LmdbRepositoryStore.of(index), new SnapshotWorkers())
+    this.repositorySync = new RepositorySync(index, this.resources, this.uploads, LmdbRepositoryStore.of(index),
+      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), outbound)
   }
 
   /** Opens a storage directory; `metrics` (optional) hears about the domain's work and the workers'. */
   static open(options: RegistryOptions, metrics?: DomainMetrics & WorkerObserver): Registry {
+    const outbound = OutboundPolicy.of(options.outboundHosts ?? []) // a bad entry throws before anything is opened
     mkdirSync(options.storage, { recursive: true })
     const index = new LmdbIndex(join(options.storage, 'index'))
     const blobs = new FsBlobStore(options.storage, { cacheBytes: options.documentCacheBytes })
@@ -71,8 +76,8 @@ export class Registry {
       threads: options.workers, timeoutMs: options.lintTimeoutMs, memoryMb: options.lintMemoryMb,
       maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics,
     })
-    const registry = new Registry(index, blobs, documents, metrics)
-    registry.mirror = new Mirror(index, index.mirror, blobs, { storage: options.storage })
+    const registry = new Registry(index, blobs, documents, metrics, outbound)
+    registry.mirror = new Mirror(index, index.mirror, blobs, { storage: options.storage, outbound })
     return registry
   }
 

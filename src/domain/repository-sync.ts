@@ -14,6 +14,7 @@ import type {
   LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, RepositoryStore, SyncStatus,
 } from '../store/repository-store.js'
 import { newId, now } from './ids.js'
+import { OutboundPolicy } from './outbound.js'
 import type { Actor } from './organizations.js'
 import type { Resources } from './resources.js'
 import { SyncQueue } from './sync-queue.js'
@@ -125,6 +126,8 @@ export class RepositorySync {
     private readonly uploads: Uploads,
     private readonly store: RepositoryStore,
     private readonly fetcher: SnapshotFetcher,
+    /** Checked when a connection is made; the sync worker checks each request of a fetch again. */
+    private readonly outbound: OutboundPolicy = OutboundPolicy.ANY,
   ) {
     // Deleting an API removes its connection in the same transaction.
     resources.deleteHooks.push((resource) => {
@@ -136,6 +139,7 @@ export class RepositorySync {
   async connect(actor: Actor, apiId: string, input: ConnectInput): Promise<{ connection: RepositoryConnectionRecord; created: boolean }> {
     const api = this.resources.require(actor, 'api', apiId)
     const { url, normalized } = checkUrl(input.url)
+    this.outbound.check(url, 'url')
     const branch = checkBranch(input.branch)
     const path = checkPath(input.path)
     const before = this.store.get(api.id)

@@ -15,7 +15,9 @@ import type {
 } from '../store/sdk-records.js'
 import type { SdkStore } from '../store/sdk-store.js'
 import { generatorOf } from '../sdk/generate.js'
+import { apiBase } from '../sdk/providers.js'
 import { newId, now } from './ids.js'
+import { OutboundPolicy } from './outbound.js'
 import type { Actor } from './organizations.js'
 import { deriveSlug } from './slugs.js'
 
@@ -49,7 +51,12 @@ export class Sdks {
   /** Set by the runner. */
   signals: BuildSignals = { queued: () => {}, canceled: () => {} }
 
-  constructor(private readonly store: SdkStore, private readonly index: RegistryIndex) {}
+  constructor(
+    private readonly store: SdkStore,
+    private readonly index: RegistryIndex,
+    /** REGISTRY_OUTBOUND_HOSTS: checked here for `url` and `api_url`, and again by each build's requests. */
+    private readonly outbound: OutboundPolicy = OutboundPolicy.ANY,
+  ) {}
 
   /** Refuses the deletion of an API that an SDK attaches (a `Resources.deleteHooks` entry). */
   readonly guardApiDelete = (resource: ResourceRecord): void => {
@@ -166,6 +173,7 @@ export class Sdks {
 
   async putRepository(actor: ActorScope, sdkId: string, target: SdkTarget, input: RepositoryInput): Promise<{ repository: OutputRepositoryRecord; created: boolean }> {
     checkRepositoryUrl(input)
+    checkOutboundHosts(this.outbound, input)
     return this.store.transaction(() => {
       const sdk = this.require(actor, sdkId)
       if (!sdk.targets.includes(target)) throw new RegistryError('invalid_request', `'${target}' is not a target of this SDK (targets: ${sdk.targets.join(', ')})`)
@@ -285,6 +293,21 @@ export class Sdks {
 function uniqueTargets(targets: SdkTarget[]): SdkTarget[] {
   if (new Set(targets).size !== targets.length) throw new RegistryError('invalid_request', 'targets: each target at most once')
   return [...targets]
+}
+
+/**
+ * The repository's host, and for GitHub and GitLab the host of the REST API pull requests are opened
+ * through (`api_url`, or the one derived from `url`: api.github.com for github.com), must be allowed.
+ */
+export function checkOutboundHosts(outbound: OutboundPolicy, input: Pick<RepositoryInput, 'provider' | 'url' | 'api_url'>): void {
+  outbound.check(input.url, 'url')
+  if (input.provider === 'git') return
+  const api = apiBase(input.provider, input.url, input.api_url ?? null)
+  if (input.api_url) outbound.check(api, 'api_url')
+  else if (!outbound.allows(api)) {
+    const message = `pull requests go through ${new URL(api).origin} (derived from url), whose host '${new URL(api).hostname}' is not in this server's REGISTRY_OUTBOUND_HOSTS`
+    throw new RegistryError('invalid_request', `api_url: ${message}`, [{ path: ['api_url'], message }])
+  }
 }
 
 function checkRepositoryUrl(input: RepositoryInput): void {

@@ -10,7 +10,7 @@ import * as fs from 'node:fs'
 import { rm } from 'node:fs/promises'
 import git from 'isomorphic-git'
 import type { BuildOutput, Provider } from '../store/sdk-records.js'
-import { abortableHttp } from './git-http.js'
+import { abortableHttp, type Fetch } from './git-http.js'
 import { openPullRequest } from './providers.js'
 import type { GeneratedFile } from './types.js'
 import { makeWorkDir } from './workdirs.js'
@@ -28,6 +28,8 @@ export interface DeliveryInput {
   body: string
   signal: AbortSignal
   log: (line: string) => void
+  /** Every HTTP request of the delivery (git and the provider's API) goes through it; default fetch. */
+  fetch?: Fetch
 }
 
 /** User names the providers expect with a token as the password. */
@@ -35,7 +37,7 @@ const TOKEN_USER: Record<Provider, string> = { github: 'x-access-token', gitlab:
 
 export async function deliver(input: DeliveryInput): Promise<BuildOutput> {
   const { repository, signal } = input
-  const http = abortableHttp(signal)
+  const http = abortableHttp(signal, input.fetch)
   const token = repository.token
   const onAuth = token ? () => ({ username: TOKEN_USER[repository.provider], password: token }) : undefined
   const onAuthFailure = () => ({ cancel: true as const })
@@ -85,7 +87,7 @@ export async function deliver(input: DeliveryInput): Promise<BuildOutput> {
     signal.throwIfAborted()
     const pullRequest = await openPullRequest({
       provider: repository.provider, url: repository.url, api_url: repository.api_url, token,
-      branch: input.branch, base: repository.base_branch, title: input.title, body: input.body, signal,
+      branch: input.branch, base: repository.base_branch, title: input.title, body: input.body, signal, fetch: input.fetch,
     })
     input.log(`opened ${repository.provider === 'github' ? 'pull request' : 'merge request'} #${pullRequest.number}: ${pullRequest.url}`)
     return { branch: input.branch, commit, files, pull_request: pullRequest, reason: null }

@@ -4,6 +4,7 @@
  * host → <origin>/api/v3 (GitHub Enterprise Server), GitLab → <origin>/api/v4.
  */
 import type { PullRequest } from '../store/sdk-records.js'
+import type { Fetch } from './git-http.js'
 
 export interface PullRequestInput {
   provider: 'github' | 'gitlab'
@@ -15,6 +16,8 @@ export interface PullRequestInput {
   title: string
   body: string
   signal: AbortSignal
+  /** Replaces fetch (the registry's checks REGISTRY_OUTBOUND_HOSTS). */
+  fetch?: Fetch
 }
 
 /** `owner/repo` (GitHub) or `group/sub/project` (GitLab) from a clone URL. */
@@ -37,17 +40,19 @@ export async function openPullRequest(input: PullRequestInput): Promise<PullRequ
       authorization: `Bearer ${input.token ?? ''}`,
       accept: 'application/vnd.github+json',
       'x-github-api-version': '2022-11-28',
-    }, { title: input.title, head: input.branch, base: input.base, body: input.body }, input.signal, 'GitHub')
+    }, { title: input.title, head: input.branch, base: input.base, body: input.body }, input, 'GitHub')
     return { number: Number(answer.number), url: String(answer.html_url), branch: input.branch, base: input.base, title: input.title }
   }
   const answer = await post(`${base}/projects/${encodeURIComponent(path)}/merge_requests`, {
     'private-token': input.token ?? '',
-  }, { source_branch: input.branch, target_branch: input.base, title: input.title, description: input.body }, input.signal, 'GitLab')
+  }, { source_branch: input.branch, target_branch: input.base, title: input.title, description: input.body }, input, 'GitLab')
   return { number: Number(answer.iid), url: String(answer.web_url), branch: input.branch, base: input.base, title: input.title }
 }
 
-async function post(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal, provider: string): Promise<Record<string, unknown>> {
-  const response = await fetch(url, {
+async function post(
+  url: string, headers: Record<string, string>, body: unknown, { signal, fetch: fetcher = fetch }: Pick<PullRequestInput, 'signal' | 'fetch'>, provider: string,
+): Promise<Record<string, unknown>> {
+  const response = await fetcher(url, {
     method: 'POST', signal,
     headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'api-registry' },
     body: JSON.stringify(body),

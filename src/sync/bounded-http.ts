@@ -1,6 +1,7 @@
 /**
  * isomorphic-git's HTTP client, on Node's fetch, with the two bounds a fetch from a repository needs:
- * one deadline for every request of the fetch, and a cap on the bytes received in all.
+ * one deadline for every request of the fetch, and a cap on the bytes received in all. `fetch` may be
+ * replaced (the sync worker passes one that checks REGISTRY_OUTBOUND_HOSTS and follows redirects itself).
  */
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git'
 
@@ -19,12 +20,16 @@ async function collect(body: AsyncIterableIterator<Uint8Array> | undefined): Pro
   return Buffer.concat(chunks)
 }
 
-export function boundedHttp(options: { maxBytes: number; signal: AbortSignal }): HttpClient {
+/** The shape of `fetch` this client needs. */
+export type Fetch = (url: string, init?: RequestInit) => Promise<Response>
+
+export function boundedHttp(options: { maxBytes: number; signal: AbortSignal; fetch?: Fetch }): HttpClient {
+  const fetcher = options.fetch ?? fetch
   let received = 0
   return {
     async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
       const payload = await collect(body)
-      const response = await fetch(url, { method, headers, body: payload, signal: options.signal, redirect: 'follow' })
+      const response = await fetcher(url, { method, headers, body: payload, signal: options.signal, redirect: 'follow' })
       const declared = Number(response.headers.get('content-length') ?? 0)
       if (received + declared > options.maxBytes) {
         await response.body?.cancel()

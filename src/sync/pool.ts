@@ -62,7 +62,14 @@ function workerFile(): string {
 export class SnapshotWorkers implements SnapshotFetcher {
   readonly #pool: Piscina
 
-  constructor(private readonly limits: SyncLimits = DEFAULT_SYNC_LIMITS, options: { threads?: number; memoryMb?: number } = {}) {
+  /** REGISTRY_OUTBOUND_HOSTS as data: the worker checks every request of a fetch against it (empty: any host). */
+  readonly #outboundHosts: string[]
+
+  constructor(
+    private readonly limits: SyncLimits = DEFAULT_SYNC_LIMITS,
+    options: { threads?: number; memoryMb?: number; outboundHosts?: readonly string[] } = {},
+  ) {
+    this.#outboundHosts = [...(options.outboundHosts ?? [])]
     this.#pool = new Piscina({
       filename: workerFile(),
       minThreads: 0,
@@ -79,7 +86,7 @@ export class SnapshotWorkers implements SnapshotFetcher {
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), this.limits.timeoutMs + GRACE_MS)
     try {
-      const task: SnapshotTask = { ...request, dir, ...this.limits }
+      const task: SnapshotTask = { ...request, dir, ...this.limits, outboundHosts: this.#outboundHosts }
       let result: SnapshotDocument | SnapshotFailure
       try {
         result = await this.#pool.run(task, { signal: controller.signal })

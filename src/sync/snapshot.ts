@@ -10,7 +10,7 @@ import git, { type TreeEntry } from 'isomorphic-git'
 import { RegistryError } from '../errors.js'
 import { bundleDocument, SnapshotFileError } from '../documents/bundle.js'
 import type { DocumentFormat } from '../documents/types.js'
-import { boundedHttp, DownloadTooLarge } from './bounded-http.js'
+import { boundedHttp, DownloadTooLarge, type Fetch } from './bounded-http.js'
 
 export interface SnapshotTask {
   provider: 'github' | 'gitlab'
@@ -29,6 +29,8 @@ export interface SnapshotTask {
   maxDocumentBytes: number
   /** Files the document may refer to. */
   maxFiles: number
+  /** REGISTRY_OUTBOUND_HOSTS (normalized; empty: any host): the worker checks each request against it. */
+  outboundHosts?: string[]
 }
 
 export interface SnapshotDocument {
@@ -145,8 +147,11 @@ class CommitFiles {
   }
 }
 
-/** Fetches the branch and answers the document at `path`, bundled with the files it refers to. */
-export async function readSnapshotDocument(task: SnapshotTask): Promise<SnapshotDocument | SnapshotFailure> {
+/**
+ * Fetches the branch and answers the document at `path`, bundled with the files it refers to. Every
+ * HTTP request goes through `fetcher` (the worker passes one that enforces REGISTRY_OUTBOUND_HOSTS).
+ */
+export async function readSnapshotDocument(task: SnapshotTask, fetcher?: Fetch): Promise<SnapshotDocument | SnapshotFailure> {
   const signal = AbortSignal.timeout(task.timeoutMs)
   const headers: Record<string, string> = { 'user-agent': 'api-registry-sync' }
   // Sent up front: some providers answer 404, not 401, to an anonymous request for a private repository.
@@ -156,7 +161,7 @@ export async function readSnapshotDocument(task: SnapshotTask): Promise<Snapshot
   const cache = {}
   try {
     await git.clone({
-      fs, http: boundedHttp({ maxBytes: task.maxBytes, signal }), dir: task.dir, url: task.url, ref: task.branch,
+      fs, http: boundedHttp({ maxBytes: task.maxBytes, signal, fetch: fetcher }), dir: task.dir, url: task.url, ref: task.branch,
       singleBranch: true, depth: 1, noCheckout: true, noTags: true, headers, cache,
     })
     commit = await git.resolveRef({ fs, dir: task.dir, ref: `refs/remotes/origin/${task.branch}` })

@@ -36,8 +36,8 @@ export interface MirrorServer extends TestServer {
   upload(apiId: string, document: unknown): Promise<{ id: string; number: number; checksum: string; created_at: string }>
 }
 
-export async function startMirrorServer(options: { storage?: string } = {}): Promise<MirrorServer> {
-  const s = await startTestServer({ storage: options.storage })
+export async function startMirrorServer(options: { storage?: string; outboundHosts?: string[] } = {}): Promise<MirrorServer> {
+  const s = await startTestServer({ storage: options.storage, outboundHosts: options.outboundHosts })
   const requests: { method: string; url: string }[] = []
   s.app.addHook('onRequest', async (request) => { requests.push({ method: request.method, url: request.url }) })
   s.registry.mirror!.start({ warn: () => undefined })
