@@ -11,7 +11,6 @@ export async function serve(): Promise<void> {
   const issued = await registry.organizations.bootstrap(config.bootstrapKey)
   if (issued) process.stdout.write(`API key: ${issued.secret}\n`)
   const app = await buildApp(registry, config, { metrics })
-  registry.mirror?.start(app.log) // the git mirror's writer: replays pending changes, then follows new ones
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return
@@ -32,6 +31,10 @@ export async function serve(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'))
   const address = await app.listen({ port: config.port, host: config.host })
   app.log.info({ address, storage: config.storage }, `registry listening on ${address}`)
+  // The git mirror's writer replays pending changes, then follows new ones. It starts once the server
+  // answers: its first round checks every organization's repository, which on a large index (or after
+  // an import) would otherwise hold back start-up.
+  registry.mirror?.start(app.log)
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -205,7 +205,7 @@ export class MirrorWriter {
 
   /** Answers false when it stopped before the last entry (a burst of writes began). */
   private async applyOrganization(org: string, entries: JournalEntry[]): Promise<boolean> {
-    const state = await this.load(org, entries)
+    const state = await this.load(org)
     if (!state) return true // rebuilt from the index: these entries were superseded and dropped
     const applied: number[] = []
     for (const entry of entries) {
@@ -242,7 +242,7 @@ export class MirrorWriter {
    * the organization holds resources the journal never described (storage older than the mirror),
    * the repository is rebuilt from the index instead, and `undefined` answered.
    */
-  private async load(org: string, entries: JournalEntry[]): Promise<OrgState | undefined> {
+  private async load(org: string): Promise<OrgState | undefined> {
     const known = this.states.get(org)
     if (known) return known
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
@@ -254,7 +254,7 @@ export class MirrorWriter {
       this.states.set(org, state)
       return state
     }
-    if (!head && !this.hasUndescribedResources(org, entries)) {
+    if (!head && !await this.hasUndescribedResources(org)) {
       const state = { repo, tree: new MirrorTree(), head: undefined }
       this.states.set(org, state)
       return state
@@ -270,16 +270,29 @@ export class MirrorWriter {
   private async checkRepositories(): Promise<void> {
     for (const org of this.index.listOrganizations()) {
       if (this.states.has(org.id)) continue
-      const pending = this.store.pendingEntriesOf(org.id)
-      if (!this.store.head(org.id) && !this.hasUndescribedResources(org.id, pending)) continue
-      await this.load(org.id, pending)
+      if (!this.store.head(org.id) && !await this.hasUndescribedResources(org.id)) continue
+      await this.load(org.id)
     }
   }
 
-  private hasUndescribedResources(org: string, entries: JournalEntry[]): boolean {
-    const created = new Set(entries.flatMap((entry) => (entry.change === 'create' ? [entry.resource.id] : [])))
-    return KINDS.some((kind) => this.index.listResources(org, kind, { offset: 0, limit: Number.MAX_SAFE_INTEGER })
-      .items.some((resource) => !created.has(resource.id)))
+  /**
+   * Without a recorded head nothing of the organization was ever applied, so its pending entries are
+   * its whole history since the journal began: the resources they describe are their creates less their
+   * deletes. More resources in the index than that means some predate the journal. Counting keeps this
+   * cheap on a large index (no listing of every resource), and it yields now and then: it runs once at
+   * start, while the server already answers.
+   */
+  private async hasUndescribedResources(org: string): Promise<boolean> {
+    let described = 0
+    let seen = 0
+    for (const entry of this.store.entriesOf(org)) {
+      if (entry.change === 'create') described++
+      else if (entry.change === 'delete') described--
+      if (++seen % 5000 === 0) await new Promise((resolve) => setImmediate(resolve))
+    }
+    const past = { offset: Number.MAX_SAFE_INTEGER, limit: 1 } // answers only `total`
+    const present = KINDS.reduce((sum, kind) => sum + this.index.listResources(org, kind, past).total, 0)
+    return present > described
   }
 
   /**

@@ -86,6 +86,11 @@ export class MirrorStore implements JournalSink {
     return [...this.journal.getRange()].map(({ value }) => value).filter((entry) => entry.organization_id === organizationId)
   }
 
+  /** The pending entries of one organization, in order, read as they are iterated. */
+  *entriesOf(organizationId: string): Generator<JournalEntry> {
+    for (const { value } of this.journal.getRange()) if (value.organization_id === organizationId) yield value
+  }
+
   /** Sequence numbers of every pending entry of one organization. */
   pendingOf(organizationId: string): number[] {
     return this.pendingEntriesOf(organizationId).map((entry) => entry.seq)
