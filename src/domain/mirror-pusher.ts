@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs'
 import git, { type HttpClient } from 'isomorphic-git'
-import { abortableHttp } from '../sdk/git-http.js'
+import { gitHttp } from '../store/git-http.js'
 import { GitRepository, MAIN, repositoryPath } from '../store/git-repository.js'
 import type { MirrorStore } from '../store/mirror-store.js'
 import type { MirrorLog } from './mirror-writer.js'
@@ -42,7 +42,7 @@ export class MirrorPusher {
   private readonly http: HttpClient
 
   constructor(private readonly store: MirrorStore, private readonly options: PusherOptions) {
-    this.http = abortableHttp(undefined, outboundFetch(options.outbound ?? OutboundPolicy.ANY))
+    this.http = gitHttp({ fetch: outboundFetch(options.outbound ?? OutboundPolicy.ANY) })
   }
 
   /** Pushes soon if the remote is behind the head (and no retry is already waiting). */

@@ -16,6 +16,7 @@
  * worker threads can rebuild the policy from its `hosts`.
  */
 import { RegistryError } from '../errors.js'
+import type { Fetch } from '../store/git-http.js'
 
 /** Redirects followed per request, at most. */
 export const MAX_REDIRECTS = 5
@@ -130,7 +131,7 @@ function hostOf(url: string | URL): string | undefined {
 
 // ---------------------------------------------------------------- connect time
 
-export type Fetch = (url: string, init?: RequestInit) => Promise<Response>
+export type { Fetch }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 /** Headers that carry credentials: never sent on to another origin. */

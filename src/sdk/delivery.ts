@@ -10,7 +10,7 @@ import * as fs from 'node:fs'
 import { rm } from 'node:fs/promises'
 import git from 'isomorphic-git'
 import type { BuildOutput, Provider } from '../store/sdk-records.js'
-import { abortableHttp, type Fetch } from './git-http.js'
+import { gitHttp, type Fetch } from '../store/git-http.js'
 import { openPullRequest } from './providers.js'
 import type { GeneratedFile } from './types.js'
 import { makeWorkDir } from './workdirs.js'
@@ -37,7 +37,7 @@ const TOKEN_USER: Record<Provider, string> = { github: 'x-access-token', gitlab:
 
 export async function deliver(input: DeliveryInput): Promise<BuildOutput> {
   const { repository, signal } = input
-  const http = abortableHttp(signal, input.fetch)
+  const http = gitHttp({ signal, fetch: input.fetch })
   const token = repository.token
   const onAuth = token ? () => ({ username: TOKEN_USER[repository.provider], password: token }) : undefined
   const onAuthFailure = () => ({ cancel: true as const })

@@ -4,7 +4,7 @@
  * host → <origin>/api/v3 (GitHub Enterprise Server), GitLab → <origin>/api/v4.
  */
 import type { PullRequest } from '../store/sdk-records.js'
-import type { Fetch } from './git-http.js'
+import type { Fetch } from '../store/git-http.js'
 
 export interface PullRequestInput {
   provider: 'github' | 'gitlab'

@@ -10,7 +10,7 @@ import git, { type TreeEntry } from 'isomorphic-git'
 import { RegistryError } from '../errors.js'
 import { bundleDocument, SnapshotFileError } from '../documents/bundle.js'
 import type { DocumentFormat } from '../documents/types.js'
-import { boundedHttp, DownloadTooLarge, type Fetch } from './bounded-http.js'
+import { DownloadTooLarge, gitHttp, type Fetch } from '../store/git-http.js'
 
 export interface SnapshotTask {
   provider: 'github' | 'gitlab'
@@ -161,7 +161,7 @@ export async function readSnapshotDocument(task: SnapshotTask, fetcher?: Fetch):
   const cache = {}
   try {
     await git.clone({
-      fs, http: boundedHttp({ maxBytes: task.maxBytes, signal, fetch: fetcher }), dir: task.dir, url: task.url, ref: task.branch,
+      fs, http: gitHttp({ maxBytes: task.maxBytes, signal, fetch: fetcher }), dir: task.dir, url: task.url, ref: task.branch,
       singleBranch: true, depth: 1, noCheckout: true, noTags: true, headers, cache,
     })
     commit = await git.resolveRef({ fs, dir: task.dir, ref: `refs/remotes/origin/${task.branch}` })

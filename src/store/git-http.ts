@@ -1,11 +1,16 @@
 /**
- * isomorphic-git's HTTP client, on Node's fetch, with the two bounds a fetch from a repository needs:
- * one deadline for every request of the fetch, and a cap on the bytes received in all. `fetch` may be
- * replaced (the sync worker passes one that checks REGISTRY_OUTBOUND_HOSTS and follows redirects itself).
+ * isomorphic-git's HTTP client, on Node's fetch: the one client for everything that talks to another git
+ * server (repository sync, SDK delivery, mirror pushes). An abort signal ends a transfer at once (a
+ * canceled build, a sync past its deadline); `maxBytes` caps the bytes received over all the requests
+ * of one client (a sync's download); `fetch` may be replaced (the registry passes one that checks
+ * REGISTRY_OUTBOUND_HOSTS and follows redirects itself).
  */
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git'
 
-/** Thrown when the responses of one fetch together exceed the byte bound. */
+/** The shape of `fetch` the git clients and the provider calls need. */
+export type Fetch = (url: string, init?: RequestInit) => Promise<Response>
+
+/** Thrown when the responses of one client together exceed its byte bound. */
 export class DownloadTooLarge extends Error {
   constructor(readonly maxBytes: number) {
     super(`the repository's download is larger than ${maxBytes} bytes`)
@@ -13,27 +18,32 @@ export class DownloadTooLarge extends Error {
   }
 }
 
-async function collect(body: AsyncIterableIterator<Uint8Array> | undefined): Promise<Buffer | undefined> {
+export interface GitHttpOptions {
+  signal?: AbortSignal
+  fetch?: Fetch
+  /** Bytes received in all, over every request of this client; unbounded when absent. */
+  maxBytes?: number
+}
+
+async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined): Promise<Buffer | undefined> {
   if (!body) return undefined
   const chunks: Uint8Array[] = []
-  for await (const chunk of body) chunks.push(chunk)
+  for await (const chunk of body as AsyncIterable<Uint8Array>) chunks.push(chunk)
   return Buffer.concat(chunks)
 }
 
-/** The shape of `fetch` this client needs. */
-export type Fetch = (url: string, init?: RequestInit) => Promise<Response>
-
-export function boundedHttp(options: { maxBytes: number; signal: AbortSignal; fetch?: Fetch }): HttpClient {
+export function gitHttp(options: GitHttpOptions = {}): HttpClient {
   const fetcher = options.fetch ?? fetch
+  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY
   let received = 0
   return {
     async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
-      const payload = await collect(body)
+      const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined)
       const response = await fetcher(url, { method, headers, body: payload, signal: options.signal, redirect: 'follow' })
       const declared = Number(response.headers.get('content-length') ?? 0)
-      if (received + declared > options.maxBytes) {
+      if (received + declared > maxBytes) {
         await response.body?.cancel()
-        throw new DownloadTooLarge(options.maxBytes)
+        throw new DownloadTooLarge(maxBytes)
       }
       const reader = response.body?.getReader()
       async function* chunks(): AsyncGenerator<Uint8Array> {
@@ -43,9 +53,9 @@ export function boundedHttp(options: { maxBytes: number; signal: AbortSignal; fe
             const { done, value } = await reader.read()
             if (done) return
             received += value.byteLength
-            if (received > options.maxBytes) {
+            if (received > maxBytes) {
               await reader.cancel()
-              throw new DownloadTooLarge(options.maxBytes)
+              throw new DownloadTooLarge(maxBytes)
             }
             yield value
           }
