@@ -10,7 +10,9 @@ import type {
   KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from './records.js'
 
-type Key = string | number | (string | number)[]
+/** Keys of the index's databases: lmdb's ordered-binary encoding of strings, numbers and arrays of them. */
+export type IndexKey = string | number | (string | number)[]
+type Key = IndexKey
 type Databases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key> }
 
 export const INDEX_FILE = 'registry.mdb'
@@ -60,6 +62,19 @@ export class LmdbIndex implements RegistryIndex {
    */
   database<V = any>(name: string): Database<V, Key> {
     return this.root.openDB<V, Key>({ name, cache: false })
+  }
+
+  /** A feature store's named databases, one per entry of its block in `layout.ts`. */
+  databases<T extends Record<string, string>>(names: T): { -readonly [field in keyof T]: Database<any, Key> } {
+    const opened = {} as { -readonly [field in keyof T]: Database<any, Key> }
+    for (const field of Object.keys(names) as (keyof T)[]) opened[field] = this.database(names[field])
+    return opened
+  }
+
+  /** The LMDB index behind a registry index: feature stores need its named databases and transactions. */
+  static require(index: RegistryIndex, feature: string): LmdbIndex {
+    if (!(index instanceof LmdbIndex)) throw new Error(`${feature} need the LMDB index`)
+    return index
   }
 
   /** One write transaction over the whole environment: the commit point of a feature's change. */

@@ -3,6 +3,7 @@
  * makes the change, so it commits with it), each organization's mirror head and its push remote.
  */
 import type { Database } from 'lmdb'
+import type { IndexKey } from './lmdb-index.js'
 import { MIRROR_DATABASES } from './layout.js'
 import type { ResourceRecord, VersionRecord } from './records.js'
 
@@ -38,7 +39,7 @@ export interface MirrorRemote {
   last_error_at: string | null
 }
 
-type Key = string | number | (string | number)[]
+type Key = IndexKey
 
 /** What the index needs to append to the journal inside its own transactions. */
 export interface JournalSink {

@@ -8,7 +8,7 @@
 import type { Database } from 'lmdb'
 import type { RegistryIndex } from './interfaces.js'
 import { REPOSITORY_DATABASES, repositoryKeys } from './layout.js'
-import { LmdbIndex } from './lmdb-index.js'
+import { LmdbIndex, type IndexKey } from './lmdb-index.js'
 import type { ProblemItem } from '../errors.js'
 
 export type RepositoryProvider = 'github' | 'gitlab'
@@ -80,7 +80,7 @@ export interface RepositoryStore {
 /** Webhook deliveries remembered: far more than a provider redelivers, small enough to never matter. */
 export const MAX_DELIVERIES = 10_000
 
-type Key = string | number | (string | number)[]
+type Key = IndexKey
 type Databases = { -readonly [name in keyof typeof REPOSITORY_DATABASES]: Database<any, Key> }
 
 /** The LMDB implementation: the index's environment, its transactions. */
@@ -88,15 +88,12 @@ export class LmdbRepositoryStore implements RepositoryStore {
   private readonly db: Databases
 
   constructor(private readonly index: LmdbIndex, private readonly maxDeliveries = MAX_DELIVERIES) {
-    const db = {} as Databases
-    for (const [field, name] of Object.entries(REPOSITORY_DATABASES)) db[field as keyof Databases] = index.database(name)
-    this.db = db
+    this.db = index.databases(REPOSITORY_DATABASES)
   }
 
   /** The store of a registry index; repository sync needs the LMDB index (named databases, shared transactions). */
   static of(index: RegistryIndex): LmdbRepositoryStore {
-    if (!(index instanceof LmdbIndex)) throw new Error('repository sync needs the LMDB index')
-    return new LmdbRepositoryStore(index)
+    return new LmdbRepositoryStore(LmdbIndex.require(index, 'repository connections'))
   }
 
   get(apiId: string): RepositoryConnectionRecord | undefined {

@@ -7,26 +7,23 @@
 import type { Database } from 'lmdb'
 import type { RegistryIndex } from './interfaces.js'
 import { SDK_DATABASES, sdkKeys } from './layout.js'
-import { LmdbIndex } from './lmdb-index.js'
+import { LmdbIndex, type IndexKey } from './lmdb-index.js'
 import type { Page, PageRequest } from './records.js'
 import type { BuildRecord, OutputRepositoryRecord, SdkRecord, SdkTarget } from './sdk-records.js'
 
-type Key = string | number | (string | number)[]
+type Key = IndexKey
 type Databases = { -readonly [name in keyof typeof SDK_DATABASES]: Database<any, Key> }
 
 export class SdkStore {
   private readonly db: Databases
 
   constructor(private readonly index: LmdbIndex) {
-    const db = {} as Databases
-    for (const [field, name] of Object.entries(SDK_DATABASES)) db[field as keyof Databases] = index.database(name)
-    this.db = db
+    this.db = index.databases(SDK_DATABASES)
   }
 
   /** The store of a registry index; SDKs need the LMDB index (named databases, shared transactions). */
   static of(index: RegistryIndex): SdkStore {
-    if (!(index instanceof LmdbIndex)) throw new Error('SDKs need the LMDB index')
-    return new SdkStore(index)
+    return new SdkStore(LmdbIndex.require(index, 'SDKs'))
   }
 
   /** One write transaction: the commit point of a change. */

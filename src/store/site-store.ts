@@ -10,7 +10,7 @@ import type { Database } from 'lmdb'
 import { RegistryError, notFound } from '../errors.js'
 import type { RegistryIndex, SlugMode } from './interfaces.js'
 import { SITE_DATABASES, siteKeys } from './layout.js'
-import { LmdbIndex } from './lmdb-index.js'
+import { LmdbIndex, type IndexKey } from './lmdb-index.js'
 import type { Page, PageRequest, Visibility } from './records.js'
 
 export interface SiteRecord {
@@ -73,7 +73,7 @@ export interface SiteStore {
   removeGuide(siteId: string, slug: string): Promise<boolean>
 }
 
-type Key = string | number | (string | number)[]
+type Key = IndexKey
 type Databases = { -readonly [name in keyof typeof SITE_DATABASES]: Database<any, Key> }
 
 /** The LMDB implementation: the index's environment, its transactions. */
@@ -81,15 +81,12 @@ export class LmdbSiteStore implements SiteStore {
   private readonly db: Databases
 
   constructor(private readonly index: LmdbIndex) {
-    const db = {} as Databases
-    for (const [field, name] of Object.entries(SITE_DATABASES)) db[field as keyof Databases] = index.database(name)
-    this.db = db
+    this.db = index.databases(SITE_DATABASES)
   }
 
   /** The store of a registry index; sites need the LMDB index (named databases, shared transactions). */
   static of(index: RegistryIndex): LmdbSiteStore {
-    if (!(index instanceof LmdbIndex)) throw new Error('sites need the LMDB index')
-    return new LmdbSiteStore(index)
+    return new LmdbSiteStore(LmdbIndex.require(index, 'sites'))
   }
 
   // ---------------------------------------------------------------- sites
