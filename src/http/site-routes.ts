@@ -43,23 +43,16 @@ const Guide = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 })
 
-const SiteCreate = Type.Object({
-  name: Name,
+/** Every field but `name` is optional on create; on update, `name` is too. */
+const siteFields = {
   slug: Type.Optional(Slug),
   title: Type.Optional(Nullable(Title)),
   api_ids: Type.Optional(ApiIds),
   visibility: Type.Optional(Visibility),
   domains: Type.Optional(Domains),
-}, strict)
-
-const SiteChange = Type.Object({
-  name: Type.Optional(Name),
-  slug: Type.Optional(Slug),
-  title: Type.Optional(Nullable(Title)),
-  api_ids: Type.Optional(ApiIds),
-  visibility: Type.Optional(Visibility),
-  domains: Type.Optional(Domains),
-}, strict)
+}
+const SiteCreate = Type.Object({ name: Name, ...siteFields }, strict)
+const SiteChange = Type.Object({ name: Type.Optional(Name), ...siteFields }, strict)
 
 const GuideBody = Type.Object({
   title: Title,
