@@ -2,7 +2,7 @@
 import t from 'tap'
 import { parse, stringify } from 'yaml'
 import { bundleDocument, SnapshotFileError } from '../../src/documents/bundle.js'
-import { RegistryError } from '../../src/errors.js'
+import { registryErrorAsync } from './helpers.js'
 
 const LIMITS = { maxFiles: 100, maxBytes: 1024 * 1024 }
 
@@ -16,16 +16,6 @@ function snapshot(files: Record<string, unknown>) {
     return typeof file === 'string' ? file : path.endsWith('.json') ? JSON.stringify(file) : stringify(file)
   }
   return { read, reads }
-}
-
-async function problem(promise: Promise<unknown>): Promise<RegistryError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof RegistryError) return error
-    throw error
-  }
-  throw new Error('expected a RegistryError')
 }
 
 t.test('a document without external $refs is returned as its own text', async (t) => {
@@ -93,7 +83,7 @@ t.test('refused references are problems naming the file and the place', async (t
     'api/a.yaml': { type: 'string' },
     'api/b.yaml': { properties: { x: { $ref: '../../../etc/passwd' } } },
   })
-  const error = await problem(bundleDocument('api/openapi.yaml', read, LIMITS))
+  const error = await registryErrorAsync(bundleDocument('api/openapi.yaml', read, LIMITS))
   t.equal(error.code, 'invalid_document')
   const messages = (error.errors ?? []).map((e) => `${e.file} ${JSON.stringify(e.path)} ${e.message}`)
   t.match(messages, [
@@ -109,14 +99,14 @@ t.test('refused references are problems naming the file and the place', async (t
 
 t.test('a file that does not parse, and the limits', async (t) => {
   const broken = snapshot({ 'openapi.yaml': { openapi: '3.1.0', components: { schemas: { A: { $ref: 'a.yaml' } } } }, 'a.yaml': 'a: [unclosed' })
-  t.match((await problem(bundleDocument('openapi.yaml', broken.read, LIMITS))).message, /'a.yaml' cannot be read as JSON or YAML/)
+  t.match((await registryErrorAsync(bundleDocument('openapi.yaml', broken.read, LIMITS))).message, /'a.yaml' cannot be read as JSON or YAML/)
 
   const many: Record<string, unknown> = { 'openapi.yaml': { openapi: '3.1.0', components: { schemas: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`S${i}`, { $ref: `s${i}.yaml` }])) } } }
   for (let i = 0; i < 5; i++) many[`s${i}.yaml`] = { type: 'string' }
-  t.match((await problem(bundleDocument('openapi.yaml', snapshot(many).read, { maxFiles: 3, maxBytes: 1024 * 1024 }))).message, /more than 3 files/)
+  t.match((await registryErrorAsync(bundleDocument('openapi.yaml', snapshot(many).read, { maxFiles: 3, maxBytes: 1024 * 1024 }))).message, /more than 3 files/)
 
   const big = snapshot({ 'openapi.yaml': { openapi: '3.1.0', components: { schemas: { A: { $ref: 'a.yaml' } } } }, 'a.yaml': { description: 'x'.repeat(5000) } })
-  t.match((await problem(bundleDocument('openapi.yaml', big.read, { maxFiles: 10, maxBytes: 4000 }))).message, /larger than 4000 bytes/)
+  t.match((await registryErrorAsync(bundleDocument('openapi.yaml', big.read, { maxFiles: 10, maxBytes: 4000 }))).message, /larger than 4000 bytes/)
 })
 
 t.test('pieces nested past the depth limit are refused, not serialized', async (t) => {
@@ -128,7 +118,7 @@ t.test('pieces nested past the depth limit are refused, not serialized', async (
   }
   for (let i = 0; i < 5; i++) files[`f${i}.yaml`] = deep(`f${i + 1}.yaml`)
   files['f5.yaml'] = { type: 'string' }
-  const error = await problem(bundleDocument('openapi.yaml', snapshot(files).read, LIMITS))
+  const error = await registryErrorAsync(bundleDocument('openapi.yaml', snapshot(files).read, LIMITS))
   t.equal(error.code, 'invalid_document')
   t.match(error.message, /nested too deeply/)
 })

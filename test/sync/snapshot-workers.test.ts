@@ -5,21 +5,11 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { stringify } from 'yaml'
-import { RegistryError } from '../../src/errors.js'
+import { registryErrorAsync } from '../documents/helpers.js'
 import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../../src/sync/pool.js'
 import { petstore, tempDir } from '../helpers.js'
 import { startGitHttpServer } from '../support/git-http-server.js'
 import { createRepository } from '../support/git-repos.js'
-
-async function failure(promise: Promise<unknown>): Promise<RegistryError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof RegistryError) return error
-    throw error
-  }
-  throw new Error('expected a RegistryError')
-}
 
 t.test('a repository larger than the byte bound is refused', async (t) => {
   const root = tempDir('registry-git-')
@@ -34,7 +24,7 @@ t.test('a repository larger than the byte bound is refused', async (t) => {
   const small = new SnapshotWorkers({ ...DEFAULT_SYNC_LIMITS, maxBytes: 50_000 }, { threads: 1 })
   t.teardown(() => small.close())
   const request = { provider: 'github' as const, url: repo.url, branch: 'main', path: 'openapi.yaml', token: null }
-  const error = await failure(small.fetch(request))
+  const error = await registryErrorAsync(small.fetch(request))
   t.equal(error.code, 'repository_unavailable')
   t.match(error.message, /larger than 50000 bytes/)
 
@@ -55,7 +45,7 @@ t.test('a repository that never answers fails at the deadline', async (t) => {
   const port = (silent.address() as AddressInfo).port
   const workers = new SnapshotWorkers({ ...DEFAULT_SYNC_LIMITS, timeoutMs: 500 }, { threads: 1 })
   t.teardown(() => workers.close())
-  const error = await failure(workers.fetch({ provider: 'gitlab', url: `http://127.0.0.1:${port}/x.git`, branch: 'main', path: 'a.yaml', token: 't' }))
+  const error = await registryErrorAsync(workers.fetch({ provider: 'gitlab', url: `http://127.0.0.1:${port}/x.git`, branch: 'main', path: 'a.yaml', token: 't' }))
   t.equal(error.code, 'repository_unavailable')
   t.match(error.message, /took longer than 500 ms/)
 })
