@@ -82,11 +82,6 @@ export class MirrorStore implements JournalSink {
     return [...this.journal.getRange({ limit }).map(({ value }) => value)]
   }
 
-  /** Every pending entry of one organization, in order. */
-  pendingEntriesOf(organizationId: string): JournalEntry[] {
-    return [...this.journal.getRange()].map(({ value }) => value).filter((entry) => entry.organization_id === organizationId)
-  }
-
   /** The pending entries of one organization, in order, read as they are iterated. */
   *entriesOf(organizationId: string): Generator<JournalEntry> {
     for (const { value } of this.journal.getRange()) if (value.organization_id === organizationId) yield value
@@ -94,7 +89,7 @@ export class MirrorStore implements JournalSink {
 
   /** Sequence numbers of every pending entry of one organization. */
   pendingOf(organizationId: string): number[] {
-    return this.pendingEntriesOf(organizationId).map((entry) => entry.seq)
+    return Array.from(this.entriesOf(organizationId), (entry) => entry.seq)
   }
 
   /** Reads inside one write transaction: a consistent snapshot of the index and the journal together. */
