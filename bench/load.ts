@@ -49,5 +49,9 @@ export async function compareThroughput(registry: () => Promise<LoadResult>, bas
   }
   const bad = r.reduce((n, x) => n + x.errors + x.non2xx, 0)
   if (bad > 0) throw new Error(`the registry answered ${bad} errors or non-2xx under load`)
-  return { registry: median(r.map((x) => x.rps)), baseline: median(b.map((x) => x.rps)) }
+  return {
+    registry: median(r.map((x) => x.rps)), baseline: median(b.map((x) => x.rps)),
+    /** Each round's figures, for judging how steady the machine was. */
+    rounds: `registry ${r.map((x) => Math.round(x.rps)).join(' / ')}; baseline ${b.map((x) => Math.round(x.rps)).join(' / ')}`,
+  }
 }

@@ -173,12 +173,14 @@ async function reads(base: string, apiId: string, bytes: Buffer, object: string)
   const doc = await compareThroughput(
     () => load(`${base}/v1/apis/${api.id}/spec`, { headers: auth, seconds: 4 }),
     () => load(`${baseline.url}/bytes`, { seconds: 4 }))
+  log(`  rounds: ${doc.rounds}`)
   row(`1. GET current document (${Math.round(bytes.length / 1024)} KB), requests/s`, doc.registry, doc.baseline, 'req/s', '≥ 0.8×', (r) => r >= 0.8)
   await load(`${base}/v1/apis/${api.id}`, { headers: auth, seconds: 1 })
   await load(`${baseline.url}/object`, { seconds: 1 })
   const obj = await compareThroughput(
     () => load(`${base}/v1/apis/${api.id}`, { headers: auth, seconds: 4 }),
     () => load(`${baseline.url}/object`, { seconds: 4 }))
+  log(`  rounds: ${obj.rounds}`)
   row(`2. GET /v1/apis/{api} (${object.length} B), requests/s`, obj.registry, obj.baseline, 'req/s', '≥ 0.7×', (r) => r >= 0.7)
   await baseline.stop()
 }

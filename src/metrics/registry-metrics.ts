@@ -8,19 +8,16 @@ import type { WorkerEnd, WorkerObserver, WorkPhase } from '../documents/pool.js'
 import type { DomainMetrics } from '../domain/metrics.js'
 import type { Registry } from '../domain/registry.js'
 import type { ResourceKind, VersionSource } from '../store/records.js'
+import { RequestStats, type RequestRecorder } from './request-stats.js'
 
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]
 const PHASE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]
 
-type RequestLabels = 'method' | 'route' | 'status'
-
-/** Records one response of one route: the labels are built once per route (and status), not per request. */
-export type RequestRecorder = (status: number, seconds: number) => void
+export type { RequestRecorder } from './request-stats.js'
 
 export class RegistryMetrics implements DomainMetrics, WorkerObserver {
   readonly prometheus = new PromRegistry()
-  private readonly requests: Counter<RequestLabels>
-  private readonly requestSeconds: Histogram<'method' | 'route'>
+  private readonly requests = new RequestStats(REQUEST_BUCKETS)
   private readonly phaseSeconds: Histogram<'phase'>
   private readonly lintCacheLookups: Counter<'result'>
   private readonly versions: Counter<'kind' | 'source'>
@@ -32,14 +29,10 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.prometheus]
-    this.requests = new Counter({
-      name: 'registry_http_requests_total', help: 'HTTP responses by route (its pattern, never the raw URL) and status',
-      labelNames: ['method', 'route', 'status'], registers,
-    })
-    this.requestSeconds = new Histogram({
-      name: 'registry_http_request_duration_seconds', help: 'Time from receiving a request to the end of its response',
-      labelNames: ['method', 'route'], buckets: REQUEST_BUCKETS, registers,
-    })
+    this.prometheus.registerMetric(this.requests.counter(
+      'registry_http_requests_total', 'HTTP responses by route (its pattern, never the raw URL) and status'))
+    this.prometheus.registerMetric(this.requests.histogram(
+      'registry_http_request_duration_seconds', 'Time from receiving a request to the end of its response'))
     this.phaseSeconds = new Histogram({
       name: 'registry_document_phase_duration_seconds',
       help: 'Time a document worker spent per phase: digest (parse and checksum), validate, lint (Spectral), convert',
@@ -105,17 +98,7 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
 
   /** A recorder for one route; `route` is its pattern (e.g. `/v1/apis/:api`). */
   requestRecorder(method: string, route: string): RequestRecorder {
-    const timing = { method, route }
-    const byStatus = new Map<number, Record<RequestLabels, string>>()
-    return (status, seconds) => {
-      let labels = byStatus.get(status)
-      if (!labels) {
-        labels = { method, route, status: String(status) }
-        byStatus.set(status, labels)
-      }
-      this.requests.inc(labels)
-      this.requestSeconds.observe(timing, seconds)
-    }
+    return this.requests.recorder(method, route)
   }
 
   text(): Promise<string> {
