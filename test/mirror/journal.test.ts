@@ -1,14 +1,13 @@
 import { spawnSync } from 'node:child_process'
 import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { json, petstore, startTestServer, tempDir } from '../helpers.js'
 import { repositoryPath } from '../../src/store/git-repository.js'
 import { LmdbIndex } from '../../src/store/lmdb-index.js'
 import { git, startMirrorServer } from './helpers.js'
+import { ROOT, userEnv } from '../process/spawn.js'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 /** `git log` subjects of an organization's bare repository, oldest first. */
 async function subjects(storage: string, orgId: string): Promise<string[]> {
@@ -103,7 +102,7 @@ t.test('registry mirror rebuild (CLI) on a stopped storage gives the same histor
   rmSync(repositoryPath(storage, orgId), { recursive: true, force: true })
 
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--storage', storage, '--json', 'mirror', 'rebuild', '--org', 'acme'],
-    { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: userEnv() })
   t.equal(result.status, 0, result.stderr)
   t.same(JSON.parse(result.stdout), { queued: false, heads: { acme: head } })
   t.equal((await git(['--git-dir', repositoryPath(storage, orgId), 'rev-parse', 'main'])).trim(), head)
@@ -111,7 +110,7 @@ t.test('registry mirror rebuild (CLI) on a stopped storage gives the same histor
   // The push remote from the CLI: the token from the environment, never printed.
   const cli = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath,
     ['--import', 'tsx', 'src/cli/main.ts', '--storage', storage, '--json', 'mirror', ...args],
-    { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } })
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: userEnv(env) })
   const set = cli(['set-remote', 'https://git.example.com/acme/registry.git', '--org', 'acme'], { REGISTRY_MIRROR_TOKEN: 'cli-secret-token' })
   t.equal(set.status, 0, set.stderr)
   t.notMatch(set.stdout + set.stderr, 'cli-secret-token')

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import t from 'tap'
 import { tempDir } from '../temp.js'
-import { ROOT, cli, cliJson } from './spawn.js'
+import { ROOT, cli, cliJson, userEnv } from './spawn.js'
 
 t.test('registry mirror set-remote checks REGISTRY_OUTBOUND_HOSTS', async (t) => {
   const storage = tempDir()
@@ -34,7 +34,7 @@ t.test('an invalid entry fails start-up with a clear error', async (t) => {
 
   const server = spawnSync(process.execPath, ['dist/server.js'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', REGISTRY_STORAGE: storage, ...env }, encoding: 'utf8', timeout: 30_000,
+    env: userEnv({ PORT: '0', REGISTRY_STORAGE: storage, ...env }), encoding: 'utf8', timeout: 30_000,
   })
   t.equal(server.status, 1, 'the server does not start')
   t.match(server.stderr, /REGISTRY_OUTBOUND_HOSTS: 'https:\/\/gitlab\.com' is a URL/)

@@ -12,11 +12,24 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
+/**
+ * The environment of a child process run as users run it: without tap's instrumentation, which it
+ * hands down through NODE_OPTIONS (a module loader and a CommonJS hook). Under load, Node 20 once
+ * aborted a CLI child inside that hook (a V8 fatal error while requiring an ES module), which is the
+ * test's machinery and not the registry.
+ */
+export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra }
+  if (env.NODE_OPTIONS?.includes('@tapjs/')) delete env.NODE_OPTIONS
+  for (const name of Object.keys(env)) if (name.startsWith('_TAPJS_PROCESSINFO_')) delete env[name]
+  return env
+}
+
 /** Starts the built server (`node dist/server.js`) as a real process on a free port. */
 export async function startServer(storage: string, env: Record<string, string> = {}): Promise<RunningServer> {
   const child = spawn(process.execPath, ['dist/server.js'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', REGISTRY_STORAGE: storage, LOG_LEVEL: 'info', REGISTRY_WORKERS: '1', ...env },
+    env: userEnv({ PORT: '0', HOST: '127.0.0.1', REGISTRY_STORAGE: storage, LOG_LEVEL: 'info', REGISTRY_WORKERS: '1', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
@@ -50,7 +63,7 @@ export async function startServer(storage: string, env: Record<string, string> =
 
 /** Runs the `registry` command (the built CLI) and answers its exit code and output. */
 export function cli(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, ['bin/registry.js', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 120_000 })
+  const result = spawnSync(process.execPath, ['bin/registry.js', ...args], { cwd: ROOT, env: userEnv(env), encoding: 'utf8', timeout: 120_000 })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
