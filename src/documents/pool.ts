@@ -211,7 +211,7 @@ export class DocumentWorkers {
     return this.#pool.threads.length
   }
 
-  async #run<R>(task: WorkerTask): Promise<R> {
+  async #run<R>(task: WorkerTask, transferList?: ArrayBuffer[]): Promise<R> {
     const runId = ++this.#nextRun
     const controller = new AbortController()
     let timer: NodeJS.Timeout | undefined
@@ -223,7 +223,7 @@ export class DocumentWorkers {
     try {
       const lint = task.op === 'lint' || (task.op === 'check' && task.ruleset !== undefined)
       const options: QueueOptions = { runId, lint }
-      result = await this.#pool.run({ ...task, runId, [queueOptionsSymbol]: options }, { signal: controller.signal })
+      result = await this.#pool.run({ ...task, runId, [queueOptionsSymbol]: options }, { signal: controller.signal, transferList })
     } catch (err) {
       // Piscina destroys a worker that exits or throws outside a task before it fails that worker's tasks.
       const workerEnded = this.#runWorkers.get(runId)?.handle.destroyed === true
@@ -269,8 +269,12 @@ export class DocumentWorkers {
     return error
   }
 
+  /** A body given as bytes that own their whole buffer moves to the worker: it must not be read after. */
   digest(task: Omit<DigestTask, 'op'>): Promise<DigestResult> {
-    return this.#run({ ...task, op: 'digest' })
+    const body = task.body
+    const movable = body instanceof Uint8Array && body.buffer instanceof ArrayBuffer
+      && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
+    return this.#run({ ...task, op: 'digest' }, movable ? [body.buffer] : undefined)
   }
 
   check(task: Omit<CheckTask, 'op'>): Promise<CheckResult> {

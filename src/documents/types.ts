@@ -35,19 +35,30 @@ export interface TaskError {
  */
 export interface DigestTask {
   op: 'digest'
-  /** Raw request body text. With `envelope`, it is JSON `{ "document": … }`; else the document itself. */
-  body?: string
+  /**
+   * Raw request body: text, or UTF-8 bytes (already checked to be UTF-8). With `envelope`, it is JSON
+   * `{ "document": … }`; else the document itself.
+   */
+  body?: string | Uint8Array
   envelope?: boolean
   /** The `document` member of a parsed request body: a JSON/YAML string or an object. */
   document?: unknown
   /** When the canonical checksum equals this, answer `{ unchanged: true }` and do no more work. */
   currentChecksum?: string | null
+  /**
+   * The `raw` of a body that digested to `currentChecksum` before. A body with the same `raw` is
+   * answered unchanged before it is parsed: an identical re-upload (a CI job publishing the same file
+   * on every run) costs one SHA-256 instead of a parse and a canonical form (seconds for large YAML).
+   */
+  currentRaw?: string | null
 }
 
 export type DigestResult =
-  | { unchanged: true; checksum: string }
+  | { unchanged: true; checksum: string; raw?: string }
   | {
       unchanged: false
+      /** With a `body`: its SHA-256 and envelope flag, the key of `currentRaw` (see DigestTask). */
+      raw?: string
       /** `sha256:` + 64 hex of the canonical JSON. */
       checksum: string
       format: DocumentFormat

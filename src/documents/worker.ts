@@ -156,17 +156,28 @@ function fromEnvelope(body: string): unknown {
   return parsed.document
 }
 
+const hasBom = (bytes: Uint8Array): boolean => bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+
+/** UTF-8 bytes as text (the HTTP layer checked they are UTF-8), without a byte-order mark, as TextDecoder reads them. */
+const textOf = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', hasBom(bytes) ? 3 : 0)
+
 export function digest(task: DigestTask): DigestResult {
   return timed('digest', () => digestNow(task))
 }
 
 function digestNow(task: DigestTask): DigestResult {
+  const bodyHash = task.body === undefined ? undefined : createHash('sha256').update(task.body).digest('hex')
+  // The envelope flag is part of the key: the same text is another document with or without it.
+  const raw = bodyHash === undefined ? undefined : `${task.envelope ? 'envelope' : 'document'}:${bodyHash}`
+  if (raw !== undefined && task.currentChecksum && task.currentRaw === raw) return { unchanged: true, checksum: task.currentChecksum, raw }
+  const body = typeof task.body === 'string' || task.body === undefined ? task.body : textOf(task.body)
   let parsed: { document: unknown; format: DocumentFormat; text: string | null }
   if (task.envelope) {
-    if (typeof task.body !== 'string') throw new Error('digest: envelope without body')
-    parsed = fromMember(fromEnvelope(task.body))
-  } else if (typeof task.body === 'string') {
-    parsed = { ...parseDocumentText(task.body), text: task.body }
+    if (body === undefined) throw new Error('digest: envelope without body')
+    parsed = fromMember(fromEnvelope(body))
+  } else if (body !== undefined) {
+    parsed = { ...parseDocumentText(body), text: body }
   } else {
     parsed = fromMember(task.document)
   }
@@ -174,11 +185,13 @@ function digestNow(task: DigestTask): DigestResult {
   assertDocumentShape(parsed.document)
   const canonical = canonicalJson(parsed.document)
   const checksum = checksumOf(canonical)
-  if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum }
+  if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum, ...(raw && { raw }) }
   const text = parsed.text ?? JSON.stringify(parsed.document)
+  // A bare body is stored as sent: its hash is the blob's digest already.
+  const sentAsIs = typeof task.body === 'string' || (task.body !== undefined && !hasBom(task.body))
+  const digest = !task.envelope && sentAsIs && text === body && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
   // The summary costs nothing here and spares a check task when validation and lint are both cached.
-  const digest = createHash('sha256').update(text, 'utf8').digest('hex')
-  return { unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(parsed.document) }
+  return { unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(parsed.document), ...(raw && { raw }) }
 }
 
 const KIND_NAMES: Record<DocumentKind, string> = {

@@ -27,5 +27,8 @@ export const DOCUMENT_KIND: Record<ResourceKind, DocumentKind> = {
   ruleset: 'ruleset',
 }
 
-/** What the client sent as a document: the raw request body, or the `document` member of a parsed body. */
-export type DocumentInput = { body: string; envelope: boolean } | { document: unknown }
+/**
+ * What the client sent as a document: the raw request body (text, or UTF-8 bytes that move to the
+ * worker and must not be read after), or the `document` member of a parsed body.
+ */
+export type DocumentInput = { body: string | Uint8Array; envelope: boolean } | { document: unknown }

@@ -46,6 +46,11 @@ export interface DryRunOutcome {
 export class Uploads {
   /** Parsed ruleset documents by checksum: small, read on every linted upload. */
   private readonly rulesetDocuments = new LRUCache<string, { document: unknown }>({ max: 256 })
+  /**
+   * Per resource, the `raw` key of the last body that digested to a checksum (see DigestTask's
+   * `currentRaw`). Used only while that checksum is still the current version's.
+   */
+  private readonly rawDigests = new LRUCache<string, { raw: string; checksum: string }>({ max: 10_000 })
 
   constructor(
     private readonly index: RegistryIndex,
@@ -61,7 +66,11 @@ export class Uploads {
    */
   async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload'): Promise<UploadOutcome> {
     const current = this.index.getCurrentVersion(resource.id)
-    const digest = await this.documents.digest({ ...input, currentChecksum: current?.checksum ?? null })
+    const known = this.rawDigests.get(resource.id)
+    const digest = await this.documents.digest({
+      ...input, currentChecksum: current?.checksum ?? null, currentRaw: known && known.checksum === current?.checksum ? known.raw : null,
+    })
+    if (digest.raw) this.rawDigests.set(resource.id, { raw: digest.raw, checksum: digest.checksum })
     if (digest.unchanged) return { version: current!, created: false }
     let validated = false
     for (let attempt = 1; ; attempt++) {

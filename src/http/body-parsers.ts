@@ -1,11 +1,16 @@
+import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { RegistryError, invalidRequest } from '../errors.js'
 
 export const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml']
 
-/** The body of an upload route: the raw text, left for a worker to parse (documents are data). */
+/**
+ * The body of an upload route: its bytes, checked to be UTF-8 and left for a worker to decode and
+ * parse (documents are data). Bytes, not text: they move to the worker without a copy, where a
+ * decoded string would be decoded and then copied again on the thread that serves requests.
+ */
 export interface RawDocumentBody {
-  raw: string
+  raw: Buffer
   /** JSON bodies are `{ "document": … }`; YAML bodies are the document itself. */
   envelope: boolean
 }
@@ -18,6 +23,11 @@ declare module 'fastify' {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+function checkedUtf8(body: Buffer): Buffer {
+  if (!isUtf8(body)) throw invalidRequest('the request body is not valid UTF-8')
+  return body
+}
 
 function decode(body: Buffer): string {
   try {
@@ -62,8 +72,8 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     try {
+      if (isUploadRoute(request)) return done(null, { raw: checkedUtf8(body as Buffer), envelope: true } satisfies RawDocumentBody)
       const text = decode(body as Buffer)
-      if (isUploadRoute(request)) return done(null, { raw: text, envelope: true } satisfies RawDocumentBody)
       if (text.trim() === '') return done(null, undefined)
       let parsed: unknown
       try {
@@ -82,7 +92,7 @@ export function registerBodyParsers(app: FastifyInstance): void {
       if (!isUploadRoute(request)) {
         throw new RegistryError('unsupported_media_type', 'YAML bodies are accepted only by document upload routes')
       }
-      done(null, { raw: decode(body as Buffer), envelope: false } satisfies RawDocumentBody)
+      done(null, { raw: checkedUtf8(body as Buffer), envelope: false } satisfies RawDocumentBody)
     } catch (error) {
       done(error as Error)
     }

@@ -68,7 +68,7 @@ const security = [{ bearer: [] }]
 
 export function documentInput(body: unknown): DocumentInput {
   const raw = body as RawDocumentBody | undefined
-  if (!raw || typeof raw.raw !== 'string') return { body: '', envelope: true }
+  if (!raw || !(raw.raw instanceof Uint8Array)) return { body: '', envelope: true }
   return { body: raw.raw, envelope: raw.envelope }
 }
 

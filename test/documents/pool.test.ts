@@ -15,7 +15,14 @@ t.test('the pool digests, checks, lints and converts; errors come back as Regist
   const d = digests[0]
   if (d.unchanged) throw new Error('unexpected')
   t.equal(d.format, 'yaml')
-  t.same(await workers.digest({ body: yaml, currentChecksum: d.checksum }), { unchanged: true, checksum: d.checksum })
+  t.same(await workers.digest({ body: yaml, currentChecksum: d.checksum }), { unchanged: true, checksum: d.checksum, raw: d.raw })
+  const bytes = Buffer.alloc(Buffer.byteLength(yaml))
+  bytes.write(yaml)
+  t.same(await workers.digest({ body: bytes, currentChecksum: null }), d, 'bytes digest as their text')
+  t.equal(bytes.byteLength, 0, 'bytes that own their buffer move to the worker instead of being copied')
+  const slice = Buffer.from(yaml)
+  t.same(await workers.digest({ body: slice, currentChecksum: null }), d)
+  t.equal(slice.toString(), yaml, 'a slice of a shared pool is copied, never moved')
 
   const checked = await workers.check({ kind: 'openapi', canonical: d.canonical, ruleset: oas })
   t.same(checked.summary, { openapi: '3.0.3', title: 'Pets', version: '1' })

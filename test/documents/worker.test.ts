@@ -15,9 +15,11 @@ function taskError(value: unknown): TaskError['error'] {
 }
 
 t.test('digest with the JSON envelope', async (t) => {
-  const asObject = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: { b: 1, a: { d: 2, c: 3 } } }) })
+  const body = JSON.stringify({ document: { b: 1, a: { d: 2, c: 3 } } })
+  const asObject = digest({ op: 'digest', envelope: true, body })
   t.same(asObject, {
     unchanged: false,
+    raw: `envelope:${createHash('sha256').update(body).digest('hex')}`,
     checksum: checksumOf('{"a":{"c":3,"d":2},"b":1}'),
     format: 'json',
     text: '{"b":1,"a":{"d":2,"c":3}}',
@@ -81,11 +83,44 @@ t.test('digest of a raw body or an already-parsed member', async (t) => {
 
 t.test('an unchanged upload short-circuits', async (t) => {
   const first = digest({ op: 'digest', body: yamlDoc, currentChecksum: null }) as Extract<DigestResult, { unchanged: false }>
-  t.same(digest({ op: 'digest', body: JSON.stringify(JSON.parse(first.canonical), null, 4), currentChecksum: first.checksum }), {
+  const reformatted = JSON.stringify(JSON.parse(first.canonical), null, 4)
+  t.same(digest({ op: 'digest', body: reformatted, currentChecksum: first.checksum }), {
     unchanged: true,
     checksum: first.checksum,
+    raw: `document:${createHash('sha256').update(reformatted).digest('hex')}`,
   })
   t.equal((digest({ op: 'digest', body: yamlDoc, currentChecksum: 'sha256:' + '0'.repeat(64) }) as DigestResult).unchanged, false)
+})
+
+t.test('a body identical to the one that gave the current checksum is unchanged before it is parsed', async (t) => {
+  const first = digest({ op: 'digest', body: yamlDoc, currentChecksum: null }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(first.raw, `document:${first.digest}`, 'a bare body is stored as sent: its hash is the blob digest')
+  const again = digest({ op: 'digest', body: yamlDoc, currentChecksum: first.checksum, currentRaw: first.raw })
+  t.same(again, { unchanged: true, checksum: first.checksum, raw: first.raw })
+  // Proof that nothing was parsed: a body that cannot parse, claimed by its own raw key, is unchanged.
+  const broken = 'openapi: [unclosed'
+  const brokenRaw = `document:${createHash('sha256').update(broken).digest('hex')}`
+  t.same(digest({ op: 'digest', body: broken, currentChecksum: first.checksum, currentRaw: brokenRaw }).unchanged, true)
+  t.equal(registryError(() => digest({ op: 'digest', body: broken, currentChecksum: first.checksum, currentRaw: first.raw })).code,
+    'invalid_document', 'another body is parsed as ever')
+  const enveloped = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: yamlDoc }), currentChecksum: null })
+  t.not(enveloped.raw?.slice(9), first.raw?.slice(9), 'the envelope flag and the text make the key')
+  t.match(enveloped.raw, /^envelope:/)
+  t.equal(digest({ op: 'digest', body: yamlDoc, currentChecksum: null, currentRaw: first.raw }).unchanged, false,
+    'without a current checksum nothing is unchanged')
+})
+
+t.test('a body as UTF-8 bytes digests as its text; a byte-order mark is dropped as TextDecoder drops it', async (t) => {
+  const asText = digest({ op: 'digest', body: yamlDoc, currentChecksum: null }) as Extract<DigestResult, { unchanged: false }>
+  const asBytes = digest({ op: 'digest', body: new Uint8Array(Buffer.from(yamlDoc)), currentChecksum: null })
+  t.same(asBytes, asText, 'the same result, raw key and blob digest included')
+  const withBom = digest({ op: 'digest', body: new Uint8Array(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(yamlDoc)])) }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(withBom.text, yamlDoc, 'stored without the mark')
+  t.equal(withBom.digest, asText.digest, 'the blob digest is of the stored text')
+  t.equal(withBom.checksum, asText.checksum)
+  t.not(withBom.raw, asText.raw, 'the raw key is of the bytes sent')
+  const envelope = Buffer.from(`\ufeff${JSON.stringify({ document: { openapi: '3.1.0' } })}`)
+  t.equal((digest({ op: 'digest', envelope: true, body: new Uint8Array(envelope) }) as Extract<DigestResult, { unchanged: false }>).text, '{"openapi":"3.1.0"}')
 })
 
 t.test('check validates by kind, and lints when given a ruleset', async (t) => {

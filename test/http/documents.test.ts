@@ -60,6 +60,27 @@ t.test('an unchanged upload writes nothing and runs no validation', async (t) =>
   t.equal(blobsBefore.length, 1)
 })
 
+t.test('the same body again is unchanged; after the current version moves, it is a new version again', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  const api = await createApi(s)
+  const yamlText = stringify(petstore())
+  const upload = (payload: string) => s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, headers: { 'content-type': 'application/yaml' }, payload })
+  const v1 = json(await upload(yamlText)).data
+  const again = await upload(yamlText)
+  t.equal(again.statusCode, 200, 'identical body: unchanged')
+  t.equal(json(again).data.id, v1.id)
+  const v2 = json(await upload(stringify({ ...petstore(), info: { title: 'Petstore', version: '2.0.0' } }))).data
+  t.equal(v2.number, 2)
+  const back = await upload(yamlText)
+  t.equal(back.statusCode, 201, 'the first body, no longer current, makes a version')
+  t.equal(json(back).data.checksum, v1.checksum)
+  const restored = json(await s.call({ method: 'POST', url: `/v1/apis/${api.id}/versions/${v2.id}/restore` })).data
+  t.equal(restored.checksum, v2.checksum)
+  t.equal((await upload(yamlText)).statusCode, 201, 'after a restore moved the current version, the first body is a version again')
+  t.equal((await upload(yamlText)).statusCode, 200)
+})
+
 t.test('stored bytes keep the upload form; the other format is converted; ETag and 304', async (t) => {
   const s = await startTestServer()
   t.teardown(s.close)
