@@ -41,7 +41,7 @@ const KEY = `sk_${'b'.repeat(43)}`
 const auth = { authorization: `Bearer ${KEY}` }
 const running: Started[] = []
 
-function row(figure: string, registry: number, baseline: number | null, unit: string, target: string, pass: (ratio: number) => boolean) {
+function row(figure: string, registry: number, baseline: number | null, unit: string, target: string, pass: (ratio: number) => boolean | null) {
   const ratio = baseline === null ? null : registry / baseline
   rows.push({ figure, registry, baseline, unit, ratio, target, pass: ratio === null ? null : pass(ratio) })
   log(`  ${figure}: ${registry.toFixed(1)} ${unit}${baseline === null ? '' : ` vs ${baseline.toFixed(1)} → ${ratio!.toFixed(3)} (${target})`}`)
@@ -108,14 +108,16 @@ function floorMs(upload: Upload): number {
 
 /**
  * What validation and lint of the same documents cost without the registry: in a worker thread (see
- * in-process.ts), the first document a warm-up that compiles the ruleset. Answers one time per document.
+ * in-process.ts), after warm-ups (a small generated document that compiles the ruleset, and `warmUp`
+ * when given). Answers one time per document.
  */
-function validateAndLintMs(uploads: Upload[]): Promise<number[]> {
+function validateAndLintMs(uploads: Upload[], warmUp?: Upload): Promise<number[]> {
+  const warm = [JSON.stringify(generateOpenApi(20_000, 99)), ...(warmUp ? [warmUp.text] : [])]
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./in-process-entry.mjs', import.meta.url), {
-      workerData: { texts: [JSON.stringify(generateOpenApi(20_000, 99)), ...uploads.map((u) => u.text)] },
+      workerData: { texts: [...warm, ...uploads.map((u) => u.text)] },
     })
-    worker.once('message', (times: number[]) => resolve(times.slice(1)))
+    worker.once('message', (times: number[]) => resolve(times.slice(warm.length)))
     worker.once('error', reject)
   })
 }
@@ -209,7 +211,9 @@ async function unchangedUpload(base: string, large1: Upload) {
     if (i > 0) sameContent.push(ms)
   }
   const middle = indented(3)
-  row(`3b. unchanged content in other bytes (${(middle.body.length / 1e6).toFixed(1)} MB), ms`, median(sameContent), floorMs(middle), 'ms', '≤ 1.5×', (r) => r <= 1.5)
+  // Reported against the floor without a target of its own: the issue's figure 3 is the re-upload
+  // above, and this side also receives 8–12 MB over HTTP, which the floor does not.
+  row(`3b. unchanged content in other bytes (${(middle.body.length / 1e6).toFixed(1)} MB), ms`, median(sameContent), floorMs(middle), 'ms', 'reported', () => null)
 }
 
 /** Figures 4, 5 and 8: uploads with a ruleset, the lint cache, reads while linting, peak memory. */
@@ -219,20 +223,33 @@ async function lintedUploads(registry: Started, apiId: string, docs: ReturnType<
   log('linted uploads (the 5 MB lint takes about a minute on each side)')
   const ruleset = (await request(base, 'POST', '/v1/rulesets', JSON.stringify({ name: 'Default rules', blocking_severity: 'off' }))).json().data
   const linted = (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: 'Linted', ruleset_id: ruleset.id }))).json().data
-  const second = (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: 'Second', ruleset_id: ruleset.id }))).json().data
-  const small = jsonUpload(JSON.stringify(generateOpenApi(20_000, 99)), 'warm-up')
-  await request(base, 'POST', `/v1/apis/${linted.id}/spec`, small.body, small.contentType) // compiles the ruleset in a worker
+  // Other APIs with the same ruleset, for the lint cache: the median of one upload to each.
+  const others = await Promise.all([1, 2, 3].map(async (n) =>
+    (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: `Second ${n}`, ruleset_id: ruleset.id }))).json().data as { id: string }))
+  const cachedMs = async (upload: Upload) => {
+    const times: number[] = []
+    for (const other of others) times.push((await timed(() => request(base, 'POST', `/v1/apis/${other.id}/spec`, upload.body, upload.contentType)))[0])
+    return median(times)
+  }
+  // Warm-up, the same on both sides: a document of the measured kind linted before anything is timed.
+  // The registry has a worker per core (up to 4) and one upload warms one of them, so concurrent
+  // uploads (different versions, so that the lint cache answers none) to APIs of their own warm them all.
+  const warmUps = Array.from({ length: Math.min(4, cpus().length) }, (_, i) => docs.mid(10 + i))
+  await Promise.all(warmUps.map(async (upload, i) => {
+    const warm = (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: `Warm-up ${i}`, ruleset_id: ruleset.id }))).json().data
+    await request(base, 'POST', `/v1/apis/${warm.id}/spec`, upload.body, upload.contentType)
+  }))
 
   const midRegistry: number[] = []
   const mids = [2, 3, 4].map((seed) => docs.mid(seed))
   for (const mid of mids) {
     midRegistry.push((await timed(() => request(base, 'POST', `/v1/apis/${linted.id}/spec`, mid.body, mid.contentType)))[0])
   }
-  const midInProcess = await validateAndLintMs(mids)
+  const midInProcess = await validateAndLintMs(mids, warmUps[0])
   const lastMid = mids[mids.length - 1]
   row('4a. new version with a ruleset (500 KB), ms', median(midRegistry), median(midInProcess), 'ms', '≤ 1.2×', (r) => r <= 1.2)
-  const [midCached] = await timed(() => request(base, 'POST', `/v1/apis/${second.id}/spec`, lastMid.body, lastMid.contentType))
-  row('4b. same content to a second API (500 KB), ms', midCached, median(midRegistry), 'ms', '≤ 0.1× of 4a', (r) => r <= 0.1)
+  const midCached = await cachedMs(lastMid)
+  row('4b. same content to other APIs (500 KB), median, ms', midCached, median(midRegistry), 'ms', '≤ 0.1× of 4a', (r) => r <= 0.1)
 
   // Latency at a fixed, moderate rate: the median p99 of three runs, idle and then during the lint.
   const probe = `${base}/v1/apis/${api.id}`
@@ -252,8 +269,8 @@ async function lintedUploads(registry: Started, apiId: string, docs: ReturnType<
   const peak = peakRssMb(registry.child.pid!)
   const [largeInProcess] = await validateAndLintMs([large2])
   row('4c. new version with a ruleset (5 MB), ms', largeMs, largeInProcess, 'ms', '≤ 1.2×', (r) => r <= 1.2)
-  const [largeCached] = await timed(() => request(base, 'POST', `/v1/apis/${second.id}/spec`, large2.body, large2.contentType))
-  row('4d. same content to a second API (5 MB), ms', largeCached, largeMs, 'ms', '≤ 0.1× of 4c', (r) => r <= 0.1)
+  const largeCached = await cachedMs(large2)
+  row('4d. same content to other APIs (5 MB), median, ms', largeCached, largeMs, 'ms', '≤ 0.1× of 4c', (r) => r <= 0.1)
   row('5. GET p99 while the 5 MB document is linted (200 req/s), ms', busyP99, idleP99, 'ms', '≤ 3× idle p99', (r) => r <= 3)
   rows.push({ figure: '8. peak resident memory of the server (linting 5 MB), MB', registry: peak, baseline: null, unit: 'MB', ratio: null, target: 'reported', pass: null })
   log(`  8. peak RSS ${peak} MB`)
