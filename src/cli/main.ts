@@ -96,7 +96,7 @@ program.command('verify').description('check every blob against its checksum and
     if (!report.ok) process.exitCode = 1
   }))
 
-program.command('gc').description('remove blobs that no version references')
+program.command('gc').description('remove blobs that no version references, and temporary files a crash left')
   .option('--grace-minutes <n>', 'keep blobs younger than this (an upload writes its blob before committing)', '15')
   .action(async (options: { graceMinutes: string }) => withStore(async (index, blobs) => {
     const result = await collectGarbage(index, blobs, Number(options.graceMinutes) * 60_000)

@@ -51,7 +51,8 @@ export async function verifyStorage(index: RegistryIndex, blobs: BlobStore): Pro
  * Removes blobs no version references. An upload writes (or, when the blob exists, touches) its blob
  * before the index transaction that references it, so: candidates are blobs older than `graceMs`;
  * the referenced set is read after listing them; and a candidate is removed only if it was still not
- * touched since the cutoff at the moment of removal.
+ * touched since the cutoff at the moment of removal. Temporary files older than `graceMs` (a crash in
+ * the middle of a blob write leaves one) go too; their bytes count in `bytesFreed`, not in `removed`.
  */
 export async function collectGarbage(index: RegistryIndex, blobs: BlobStore, graceMs = 15 * 60_000): Promise<{ removed: number; bytesFreed: number }> {
   const cutoff = Date.now() - graceMs
@@ -67,6 +68,7 @@ export async function collectGarbage(index: RegistryIndex, blobs: BlobStore, gra
     if (freed > 0) removed += 1
     bytesFreed += freed
   }
+  bytesFreed += (await blobs.removeTemporaries?.(cutoff)) ?? 0
   return { removed, bytesFreed }
 }
 

@@ -99,6 +99,24 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
+  async removeTemporaries(olderThan: number): Promise<number> {
+    let freed = 0
+    for (const name of await readdirOrEmpty(this.tmp)) {
+      if (!name.endsWith('.tmp')) continue
+      const path = join(this.tmp, name)
+      try {
+        const { size, mtimeMs } = await stat(path)
+        if (mtimeMs >= olderThan) continue
+        await rm(path)
+        freed += size
+      } catch (error) {
+        // Renamed into place (or removed) since it was listed: not left behind.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      }
+    }
+    return freed
+  }
+
   private cacheKey(ref: BlobRef): string {
     return `${ref.digest}.${ref.format}`
   }

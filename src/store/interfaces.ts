@@ -32,6 +32,11 @@ export interface BlobStore {
    * if given; answers the bytes freed (0 when it was not there or is younger).
    */
   remove(ref: BlobRef, unchangedSince?: number): Promise<number>
+  /**
+   * Stores that write through temporary files: deletes those last written before `olderThan` (ms
+   * epoch), which a crash during a write leaves behind; answers the bytes freed.
+   */
+  removeTemporaries?(olderThan: number): Promise<number>
 }
 
 /** How a new slug is chosen when it is taken: an explicit one conflicts, a derived one gets `-2`, `-3`… */

@@ -1,4 +1,5 @@
-import { statSync, utimesSync } from 'node:fs'
+import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { rmSync } from 'node:fs'
 import t from 'tap'
 import { FsBlobStore } from '../../src/store/fs-blob-store.js'
@@ -25,4 +26,24 @@ t.test('put writes once, touches an existing blob, and remove spares blobs touch
   const listed = []
   for await (const r of blobs.list()) listed.push(r)
   t.same(listed, [])
+})
+
+t.test('temporary files a crash left are removed once older than the cutoff; younger ones are kept', async (t) => {
+  const storage = tempDir()
+  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
+  const blobs = new FsBlobStore(storage)
+  await blobs.put(ref, '{"a":1}') // creates tmp/
+  const tmp = join(storage, 'tmp')
+  writeFileSync(join(tmp, 'left-by-a-crash.tmp'), 'x'.repeat(100))
+  writeFileSync(join(tmp, 'being-written.tmp'), 'y'.repeat(10))
+  writeFileSync(join(tmp, 'not-ours.txt'), 'z')
+  const hourAgo = new Date(Date.now() - 3_600_000)
+  utimesSync(join(tmp, 'left-by-a-crash.tmp'), hourAgo, hourAgo)
+  utimesSync(join(tmp, 'not-ours.txt'), hourAgo, hourAgo)
+  t.equal(await blobs.removeTemporaries(Date.now() - 60_000), 100)
+  t.same(readdirSync(tmp).sort(), ['being-written.tmp', 'not-ours.txt'])
+  t.equal((await blobs.get(ref)).toString(), '{"a":1}', 'blobs are untouched')
+  const fresh = tempDir()
+  t.teardown(() => rmSync(fresh, { recursive: true, force: true }))
+  t.equal(await new FsBlobStore(fresh).removeTemporaries(Date.now()), 0, 'no tmp/ yet: nothing to do')
 })
