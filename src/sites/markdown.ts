@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import MarkdownIt from 'markdown-it'
 import sanitizeHtml from 'sanitize-html'
 import { sanitized, type SafeHtml } from './html.js'
@@ -40,6 +41,17 @@ const ALLOWED: sanitizeHtml.IOptions = {
       : { tagName, attribs }),
   },
 }
+/**
+ * Rendered pages by their Markdown source: a page view renders nothing the last views rendered already
+ * (rendering and sanitizing a long guide costs milliseconds). Bounded by the size of the sources kept.
+ */
+const rendered = new LRUCache<string, SafeHtml>({ maxSize: 8 * 1024 * 1024, sizeCalculation: (_html, source) => Math.max(1, source.length) })
+
 export function renderMarkdown(source: string): SafeHtml {
-  return sanitized(sanitizeHtml(markdown.render(source), ALLOWED))
+  let page = rendered.get(source)
+  if (!page) {
+    page = sanitized(sanitizeHtml(markdown.render(source), ALLOWED))
+    rendered.set(source, page)
+  }
+  return page
 }
