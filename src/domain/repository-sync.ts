@@ -33,6 +33,13 @@ export interface ConnectInput {
   webhook_secret?: string | null
 }
 
+/** A sync a webhook queued that failed (it runs after the delivery was answered). */
+export interface WebhookSyncFailure {
+  apiId: string
+  delivery: string | null
+  error: unknown
+}
+
 /** What a webhook delivery led to: syncs queued (202), or nothing to do (200). */
 export interface WebhookOutcome {
   status: 'queued' | 'ignored' | 'duplicate' | 'pong'
@@ -192,7 +199,9 @@ export class RepositorySync {
    * (401 when none matches; nothing runs), remembered by delivery id (a redelivery is not processed
    * again), then a push to a connected branch queues a sync of each API connected to it.
    */
-  async receive(provider: RepositoryProvider, request: WebhookRequest): Promise<WebhookOutcome> {
+  async receive(
+    provider: RepositoryProvider, request: WebhookRequest, onFailure: (failure: WebhookSyncFailure) => void = () => undefined,
+  ): Promise<WebhookOutcome> {
     const delivery = provider === 'github' ? readGithubDelivery(request) : readGitlabDelivery(request)
     const verified = this.#verifiedConnections(delivery, request)
     if (verified.length === 0) {
@@ -211,8 +220,8 @@ export class RepositorySync {
     const targets = verified.filter((c) => c.branch === branch)
     for (const connection of targets) {
       this.#queue.run(connection.api_id, () => this.#run(connection.api_id, 'webhook', delivery.delivery), { coalesce: true })
-        // The outcome is kept as the connection's last sync.
-        .catch(() => undefined)
+        // The outcome is kept as the connection's last sync; nobody waits for this one, so it is reported too.
+        .catch((error: unknown) => onFailure({ apiId: connection.api_id, delivery: delivery.delivery, error }))
     }
     if (targets.length === 0) return { status: 'ignored', syncs: 0, detail: `no API is connected to branch '${branch}'` }
     return { status: 'queued', syncs: targets.length, detail: `${targets.length} sync${targets.length === 1 ? '' : 's'} queued` }

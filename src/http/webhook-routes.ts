@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
+import { RegistryError } from '../errors.js'
 import type { RepositoryProvider } from '../store/repository-store.js'
 import { Data, Problem } from './schemas.js'
 
@@ -41,7 +42,11 @@ export const webhookRoutes: FastifyPluginAsync<{ registry: Registry }> = async (
       },
     }, async (request, reply) => {
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-      const outcome = await registry.repositorySync.receive(provider, { headers: request.headers, body })
+      const outcome = await registry.repositorySync.receive(provider, { headers: request.headers, body }, ({ apiId, delivery, error }) => {
+        // A failure the repository causes (unreachable, invalid document, lint gate) is a warning; ours an error.
+        const level = error instanceof RegistryError && error.status < 500 ? 'warn' : 'error'
+        app.log[level]({ api_id: apiId, delivery, err: error }, `a ${provider} webhook's sync failed (see the connection's last_sync)`)
+      })
       return reply.status(outcome.status === 'queued' ? 202 : 200).send({ data: outcome })
     })
   }

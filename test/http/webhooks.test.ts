@@ -265,3 +265,22 @@ t.test('GitHub form-encoded deliveries are verified over the raw body', async (t
   t.equal(res.statusCode, 202, res.body)
   t.match(await syncedBy(api, delivery), { status: 'succeeded', version_number: 2 })
 })
+
+t.test('a webhook sync that fails is reported to the caller (the server logs it), besides last_sync', async (t) => {
+  const { repo, api } = await connected('github')
+  const before = await repo.commit({})
+  const after = await repo.commit({ 'openapi.yaml': 'openapi: [not valid' })
+  const body = JSON.stringify(githubPush(repo.url, 'refs/heads/main', before, after))
+  const delivery = randomUUID()
+  const headers = {
+    'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': delivery, 'x-hub-signature-256': signed(body),
+  }
+  const failed = new Promise<{ apiId: string; delivery: string | null; error: unknown }>((resolve) => {
+    void s.registry.repositorySync.receive('github', { headers, body: Buffer.from(body) }, resolve)
+  })
+  const failure = await failed
+  t.equal(failure.apiId, api)
+  t.equal(failure.delivery, delivery)
+  t.match(failure.error, { code: 'invalid_document' })
+  t.match(await syncedBy(api, delivery), { status: 'failed', error: { code: 'invalid_document' } })
+})
