@@ -4,7 +4,7 @@ import t from 'tap'
 import { stringify } from 'yaml'
 import { petstore } from '../helpers.js'
 import { tempDir } from '../temp.js'
-import { api, cli, cliJson, startServer } from './spawn.js'
+import { api, cli, cliAsync, cliJson, startServer } from './spawn.js'
 
 t.test('org, key and revoke commands', async (t) => {
   const storage = tempDir()
@@ -94,12 +94,15 @@ t.test('backup while the server takes writes: the copy verifies and serves the s
       written += 1
     }
   })()
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  const backup = cli(['--storage', storage, '--json', 'backup', copy])
+  while (written < 3) await new Promise((resolve) => setTimeout(resolve, 20))
+  // Asynchronously, so that uploads go on while the backup runs (spawnSync would hold them back).
+  const before = written
+  const backup = await cliAsync(['--storage', storage, '--json', 'backup', copy])
+  const during = written - before
   writing = false
   await writer
   t.equal(backup.code, 0, backup.stderr)
-  t.ok(written > 0, `${written} uploads ran around the backup`)
+  t.ok(during > 0, `${during} uploads were acknowledged while the backup ran`)
 
   const verify = cliJson(['--storage', copy, 'verify'])
   t.equal(verify.ok, true, JSON.stringify(verify.problems))

@@ -67,6 +67,20 @@ export function cli(args: string[], env: Record<string, string> = {}) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
+/** As `cli`, without blocking this process: its own requests go on while the command runs. */
+export function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/registry.js', ...args], { cwd: ROOT, env: userEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout!.on('data', (chunk) => { stdout += chunk })
+    child.stderr!.on('data', (chunk) => { stderr += chunk })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000)
+    child.once('error', reject)
+    child.once('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
+  })
+}
+
 export function cliJson(args: string[], env: Record<string, string> = {}): any {
   const result = cli(['--json', ...args], env)
   if (result.code !== 0) throw new Error(`registry ${args.join(' ')} exited ${result.code}: ${result.stdout}${result.stderr}`)
