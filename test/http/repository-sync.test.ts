@@ -7,32 +7,22 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { parse, stringify } from 'yaml'
-import { SEVERITY_RULESET, docWithFinding, json, petstore, startTestServer, tempDir, type TestServer } from '../helpers.js'
+import { SEVERITY_RULESET, docWithFinding, json, petstore, tempDir, type TestServer } from '../helpers.js'
 import { startGitHttpServer, type GitHttpServer } from '../support/git-http-server.js'
-import { createRepository, type TestRepository } from '../support/git-repos.js'
+import { startGitFixture, type GitFixture } from '../support/git-fixture.js'
+import type { TestRepository } from '../support/git-repos.js'
 
 let server: GitHttpServer
-let gitRoot: string
 let s: TestServer
-const repos: TestRepository[] = []
+let newRepository: GitFixture['repository']
 
 t.before(async () => {
-  gitRoot = tempDir('registry-git-')
-  server = await startGitHttpServer(gitRoot)
-  s = await startTestServer()
-})
-
-t.teardown(async () => {
-  await s.close()
-  await server.close()
-  for (const repo of repos) repo.cleanup()
-  rmSync(gitRoot, { recursive: true, force: true })
+  ({ server, s, repository: newRepository } = await startGitFixture(t))
 })
 
 let names = 0
 async function repository(files: Record<string, string | { symlink: string }>): Promise<TestRepository> {
-  const repo = await createRepository(server, `repo-${++names}`)
-  repos.push(repo)
+  const repo = await newRepository(`repo-${++names}`)
   await repo.commit(files)
   return repo
 }
@@ -288,8 +278,7 @@ t.test('a token-protected repository syncs with the token, and not without it', 
     await secured.close()
     rmSync(protectedRoot, { recursive: true, force: true })
   })
-  const repo = await createRepository(secured, 'private', secured.url.replace('http://', 'http://user:repo-token@') + '/private.git')
-  repos.push(repo)
+  const repo = await newRepository('private', { on: secured, remoteUrl: secured.url.replace('http://', 'http://user:repo-token@') + '/private.git' })
   await repo.commit({ 'openapi.yaml': stringify(petstore()) })
   const api = await createApi('Private')
   await connect(api, { url: repo.url, path: 'openapi.yaml' })

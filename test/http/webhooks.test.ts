@@ -4,29 +4,19 @@
  * ping, pushes to other branches, and syncs running off the request path.
  */
 import { createHmac, randomUUID } from 'node:crypto'
-import { rmSync } from 'node:fs'
 import t from 'tap'
 import { stringify } from 'yaml'
-import { json, petstore, startTestServer, tempDir, type TestServer } from '../helpers.js'
-import { startGitHttpServer, type GitHttpServer } from '../support/git-http-server.js'
-import { createRepository, eventually, type TestRepository } from '../support/git-repos.js'
+import { json, petstore, type TestServer } from '../helpers.js'
+import type { GitHttpServer } from '../support/git-http-server.js'
+import { startGitFixture, type GitFixture } from '../support/git-fixture.js'
+import { eventually } from '../support/git-repos.js'
 
 let server: GitHttpServer
-let gitRoot: string
 let s: TestServer
-const repos: TestRepository[] = []
+let repository: GitFixture['repository']
 
 t.before(async () => {
-  gitRoot = tempDir('registry-git-')
-  server = await startGitHttpServer(gitRoot)
-  s = await startTestServer()
-})
-
-t.teardown(async () => {
-  await s.close()
-  await server.close()
-  for (const repo of repos) repo.cleanup()
-  rmSync(gitRoot, { recursive: true, force: true })
+  ({ server, s, repository } = await startGitFixture(t))
 })
 
 const SECRET = 'It’s a Secret to Everybody'
@@ -34,8 +24,7 @@ const SECRET = 'It’s a Secret to Everybody'
 let names = 0
 /** A repository with a petstore at openapi.yaml, and an API connected to it and synced once. */
 async function connected(provider: 'github' | 'gitlab', options: { branch?: string; secret?: string | null } = {}) {
-  const repo = await createRepository(server, `hooked-${++names}`)
-  repos.push(repo)
+  const repo = await repository(`hooked-${++names}`)
   await repo.commit({ 'openapi.yaml': stringify(petstore('1.0.0')) })
   const created = await s.call({ method: 'POST', url: '/v1/apis', payload: { name: `Hooked ${names}` } })
   const api: string = json(created).data.id
