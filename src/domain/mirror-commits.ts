@@ -4,6 +4,7 @@
  */
 import type { JournalEntry } from '../store/mirror-store.js'
 import type { ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
+import { settableFields } from './views.js'
 
 export const KIND_DIR: Record<ResourceKind, string> = { api: 'apis', schema: 'schemas', ruleset: 'rulesets' }
 const DOCUMENT_NAME: Record<ResourceKind, string> = { api: 'openapi', schema: 'schema', ruleset: 'ruleset' }
@@ -26,20 +27,7 @@ export function documentNames(kind: ResourceKind): string[] {
  * records hold none, and repository connections live elsewhere.
  */
 export function metadataFile(resource: ResourceRecord): string {
-  const view: Record<string, unknown> = {
-    id: resource.id,
-    name: resource.name,
-    slug: resource.slug,
-    visibility: resource.visibility,
-    description: resource.description,
-  }
-  if (resource.kind === 'api') {
-    view.logo_url = resource.logo_url ?? null
-    view.ruleset_id = resource.ruleset_id ?? null
-    view.blocking_severity = resource.blocking_severity ?? null
-  }
-  if (resource.kind === 'ruleset') view.blocking_severity = resource.blocking_severity ?? 'error'
-  view.created_at = resource.created_at
+  const view = { id: resource.id, ...settableFields(resource), created_at: resource.created_at }
   return `${JSON.stringify(view, null, 2)}\n`
 }
 

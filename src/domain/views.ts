@@ -38,24 +38,31 @@ export function effectiveSeverity(index: RegistryIndex, api: ResourceRecord): Bl
   return index.getResource(api.ruleset_id)?.blocking_severity ?? 'error'
 }
 
-export function resourceView(index: RegistryIndex, resource: ResourceRecord): Record<string, unknown> {
-  const current = index.getCurrentVersion(resource.id)
-  const view: Record<string, unknown> = {
-    id: resource.id,
-    organization_id: resource.organization_id,
+/**
+ * The fields a client sets on a resource, in the order views show them: the API view and the mirror's
+ * metadata file both start from these.
+ */
+export function settableFields(resource: ResourceRecord): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
     name: resource.name,
     slug: resource.slug,
     visibility: resource.visibility,
     description: resource.description,
   }
   if (resource.kind === 'api') {
-    view.logo_url = resource.logo_url ?? null
-    view.ruleset_id = resource.ruleset_id ?? null
-    view.blocking_severity = resource.blocking_severity ?? null
-    view.effective_blocking_severity = effectiveSeverity(index, resource)
+    fields.logo_url = resource.logo_url ?? null
+    fields.ruleset_id = resource.ruleset_id ?? null
+    fields.blocking_severity = resource.blocking_severity ?? null
   } else if (resource.kind === 'ruleset') {
-    view.blocking_severity = resource.blocking_severity ?? 'error'
+    fields.blocking_severity = resource.blocking_severity ?? 'error'
   }
+  return fields
+}
+
+export function resourceView(index: RegistryIndex, resource: ResourceRecord): Record<string, unknown> {
+  const current = index.getCurrentVersion(resource.id)
+  const view: Record<string, unknown> = { id: resource.id, organization_id: resource.organization_id, ...settableFields(resource) }
+  if (resource.kind === 'api') view.effective_blocking_severity = effectiveSeverity(index, resource)
   view.current = current ? versionView(current) : null
   view.created_at = resource.created_at
   view.updated_at = resource.updated_at
