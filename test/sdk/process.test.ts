@@ -3,15 +3,12 @@
  * twice. The first restart runs it again (attempt 2); after the second it is failed with a clear
  * error, and a build queued meanwhile still runs.
  */
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { readdirSync, rmSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import t from 'tap'
-import { startGitHttpServer } from '../support/git-http-server.js'
-import { petstore, tempDir } from '../helpers.js'
+import { petstore } from '../helpers.js'
 import { startServer } from '../process/spawn.js'
-import { seed } from './support.js'
+import { buildFixture } from './support.js'
 
 const KEY = 'sk_sdkprocesstestkey0000000000000000000000'
 
@@ -34,21 +31,8 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 }
 
 t.test('kill -9 during a build: retried once after the restart, failed after the second', async (t) => {
-  const root = tempDir('sdk-git-')
-  const git = await startGitHttpServer(root)
-  git.createBare('pets')
-  await seed(`${git.url}/pets.git`)
   let requests = 0
-  const stuck = createServer(() => { requests += 1 })
-  await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve))
-  const storage = tempDir()
-  t.teardown(async () => {
-    stuck.closeAllConnections()
-    await new Promise((resolve) => stuck.close(resolve))
-    await git.close()
-    rmSync(root, { recursive: true, force: true })
-    rmSync(storage, { recursive: true, force: true })
-  })
+  const { petsUrl, stuckUrl, storage, closeStuckConnections } = await buildFixture(t, () => { requests += 1 })
 
   let server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY })
   t.teardown(() => server.stop('SIGKILL'))
@@ -56,8 +40,8 @@ t.test('kill -9 during a build: retried once after the restart, failed after the
   await api(server.url, 'POST', `/v1/apis/${apiId}/spec`, { document: petstore() })
   const stuckSdk = (await api(server.url, 'POST', '/v1/sdks', { name: 'Stuck', targets: ['php'], apis: [{ api_id: apiId }] })).data
   const goodSdk = (await api(server.url, 'POST', '/v1/sdks', { name: 'Good', targets: ['php'], apis: [{ api_id: apiId }] })).data
-  await api(server.url, 'PUT', `/v1/sdks/${stuckSdk.id}/targets/php/repository`, { provider: 'git', url: `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/pets.git` })
-  await api(server.url, 'PUT', `/v1/sdks/${goodSdk.id}/targets/php/repository`, { provider: 'git', url: `${git.url}/pets.git` })
+  await api(server.url, 'PUT', `/v1/sdks/${stuckSdk.id}/targets/php/repository`, { provider: 'git', url: stuckUrl })
+  await api(server.url, 'PUT', `/v1/sdks/${goodSdk.id}/targets/php/repository`, { provider: 'git', url: petsUrl })
 
   const [build] = (await api(server.url, 'POST', `/v1/sdks/${stuckSdk.id}/builds`)).data
   const [later] = (await api(server.url, 'POST', `/v1/sdks/${goodSdk.id}/builds`)).data
@@ -69,7 +53,7 @@ t.test('kill -9 during a build: retried once after the restart, failed after the
     t.match(await status(build.id), { status: 'running', attempts: attempt })
     killed.push(server.child.pid!)
     await server.stop('SIGKILL')
-    stuck.closeAllConnections()
+    closeStuckConnections()
     server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY })
   }
   await until('the build to fail', async () => (await status(build.id)).status === 'failed')

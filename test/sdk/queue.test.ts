@@ -2,16 +2,13 @@
  * The persistent build queue: builds queued before a restart run after it, a build interrupted by a
  * crash is retried once and then failed, and cancel works while queued and while running.
  */
-import { createServer, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { rmSync } from 'node:fs'
+import type { IncomingMessage } from 'node:http'
 import t from 'tap'
 import { Registry } from '../../src/domain/registry.js'
 import type { Actor } from '../../src/domain/organizations.js'
 import { SdkStore } from '../../src/store/sdk-store.js'
-import { startGitHttpServer } from '../support/git-http-server.js'
-import { json, petstore, startTestServer, tempDir } from '../helpers.js'
-import { seed, waitForBuild } from './support.js'
+import { json, petstore, startTestServer } from '../helpers.js'
+import { buildFixture, waitForBuild } from './support.js'
 
 const openRegistry = (storage: string) =>
   Registry.open({ storage, workers: 1, lintTimeoutMs: 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024 })
@@ -37,14 +34,9 @@ async function restart(storage: string) {
 }
 
 t.test('queued builds survive a restart and run after it; a build running at a crash is retried once, then failed', async (t) => {
-  const root = tempDir('sdk-git-')
-  const server = await startGitHttpServer(root)
-  server.createBare('pets')
-  await seed(`${server.url}/pets.git`)
-  const storage = tempDir()
-  t.teardown(async () => { await server.close(); rmSync(root, { recursive: true, force: true }); rmSync(storage, { recursive: true, force: true }) })
+  const { petsUrl, storage } = await buildFixture(t)
 
-  const { registry, actor, sdk } = await prepare(storage, `${server.url}/pets.git`)
+  const { registry, actor, sdk } = await prepare(storage, petsUrl)
   const [queued] = await registry.sdks.queue(actor, sdk.id)
   const [crashed] = await registry.sdks.queue(actor, sdk.id)
   const [crashedTwice] = await registry.sdks.queue(actor, sdk.id)
@@ -82,26 +74,15 @@ t.test('queued builds survive a restart and run after it; a build running at a c
 })
 
 t.test('cancel: a queued build never runs; a running build is aborted and the queue moves on', async (t) => {
-  const root = tempDir('sdk-git-')
-  const server = await startGitHttpServer(root)
-  server.createBare('pets')
-  await seed(`${server.url}/pets.git`)
-  // A git server that never answers: a build delivering there stays running until canceled.
+  // A build delivering to the stuck server stays running until canceled.
   const hanging: IncomingMessage[] = []
   let closed = 0
-  const stuck = createServer((request) => { hanging.push(request); request.socket.on('close', () => { closed += 1 }) })
-  await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve))
-  const stuckUrl = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/pets.git`
-  const storage = tempDir()
-  t.teardown(async () => {
-    stuck.closeAllConnections()
-    await new Promise((resolve) => stuck.close(resolve))
-    await server.close()
-    rmSync(root, { recursive: true, force: true })
-    rmSync(storage, { recursive: true, force: true })
+  const { petsUrl, stuckUrl, storage } = await buildFixture(t, (request: IncomingMessage) => {
+    hanging.push(request)
+    request.socket.on('close', () => { closed += 1 })
   })
 
-  const { registry, actor, sdk } = await prepare(storage, `${server.url}/pets.git`)
+  const { registry, actor, sdk } = await prepare(storage, petsUrl)
   const [never] = await registry.sdks.queue(actor, sdk.id)
   const canceled = await registry.sdks.cancel(actor, never.id)
   t.equal(canceled.status, 'canceled')
@@ -125,7 +106,7 @@ t.test('cancel: a queued build never runs; a running build is aborted and the qu
   t.ok(closed > 0, 'the delivery was aborted (its connection closed)')
 
   // The queue moves on; the canceled builds stay canceled.
-  await s.call({ method: 'PUT', url: `/v1/sdks/${sdk.id}/targets/php/repository`, payload: { provider: 'git', url: `${server.url}/pets.git` } })
+  await s.call({ method: 'PUT', url: `/v1/sdks/${sdk.id}/targets/php/repository`, payload: { provider: 'git', url: petsUrl } })
   const [next] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
   const done = await waitForBuild(s as never, next.id)
   t.equal(done.status, 'succeeded', done.error)
@@ -137,22 +118,9 @@ t.test('cancel: a queued build never runs; a running build is aborted and the qu
 })
 
 t.test('a build running when the server shuts down cleanly runs again after the restart, without counting the attempt', async (t) => {
-  const root = tempDir('sdk-git-')
-  const server = await startGitHttpServer(root)
-  server.createBare('pets')
-  await seed(`${server.url}/pets.git`)
   const hanging: IncomingMessage[] = []
-  const stuck = createServer((request) => { hanging.push(request) })
-  await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve))
-  const storage = tempDir()
-  t.teardown(async () => {
-    stuck.closeAllConnections()
-    await new Promise((resolve) => stuck.close(resolve))
-    await server.close()
-    rmSync(root, { recursive: true, force: true })
-    rmSync(storage, { recursive: true, force: true })
-  })
-  const { registry, actor, sdk } = await prepare(storage, `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/pets.git`)
+  const { petsUrl, stuckUrl, storage } = await buildFixture(t, (request: IncomingMessage) => { hanging.push(request) })
+  const { registry, actor, sdk } = await prepare(storage, stuckUrl)
   const [build] = await registry.sdks.queue(actor, sdk.id)
   await registry.close()
 
@@ -168,7 +136,7 @@ t.test('a build running when the server shuts down cleanly runs again after the 
   t.match(stored, { status: 'queued', attempts: 0, started_at: null }, 'queued again, the attempt not counted')
   t.match(SdkStore.of(reopened.index).getLog(build.id), /interrupted by a shutdown; queued again/)
   // The repository is read when the build runs: point it at the working server.
-  await reopened.sdks.putRepository(actor, sdk.id, 'php', { provider: 'git', url: `${server.url}/pets.git` })
+  await reopened.sdks.putRepository(actor, sdk.id, 'php', { provider: 'git', url: petsUrl })
   await reopened.close()
 
   const second = await restart(storage)

@@ -6,8 +6,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import type { Test } from 'tap'
 import type { TestServer } from '../helpers.js'
-import { json, petstore } from '../helpers.js'
+import { json, petstore, tempDir } from '../helpers.js'
+import { startGitHttpServer } from '../support/git-http-server.js'
 
 export const run = promisify(execFile)
 
@@ -44,6 +46,42 @@ export async function seed(bareUrl: string, branch = 'main'): Promise<void> {
     await git(['push', '--quiet', bareUrl, `${branch}:${branch}`], dir)
   } finally {
     rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export interface BuildFixture {
+  /** A bare repository on a git server, with a first commit on main. */
+  petsUrl: string
+  /** A server that takes git requests and never answers: a build delivering there stays running. */
+  stuckUrl: string
+  /** Drops the stuck server's open connections (those of a killed client stay open otherwise). */
+  closeStuckConnections(): void
+  storage: string
+}
+
+/**
+ * What the build-queue tests run against (see BuildFixture): closed and removed when `t` ends.
+ * `onStuckRequest` sees each request the stuck server takes.
+ */
+export async function buildFixture(t: Test, onStuckRequest: (request: IncomingMessage) => void = () => {}): Promise<BuildFixture> {
+  const root = tempDir('sdk-git-')
+  const server = await startGitHttpServer(root)
+  server.createBare('pets')
+  const petsUrl = `${server.url}/pets.git`
+  await seed(petsUrl)
+  const stuck = createServer(onStuckRequest)
+  await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve))
+  const storage = tempDir()
+  t.teardown(async () => {
+    stuck.closeAllConnections()
+    await new Promise((resolve) => stuck.close(resolve))
+    await server.close()
+    rmSync(root, { recursive: true, force: true })
+    rmSync(storage, { recursive: true, force: true })
+  })
+  return {
+    petsUrl, stuckUrl: `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/pets.git`, storage,
+    closeStuckConnections: () => stuck.closeAllConnections(),
   }
 }
 
