@@ -156,11 +156,15 @@ function fromEnvelope(body: string): unknown {
   return parsed.document
 }
 
-const hasBom = (bytes: Uint8Array): boolean => bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
-
-/** UTF-8 bytes as text (the HTTP layer checked they are UTF-8), without a byte-order mark, as TextDecoder reads them. */
-const textOf = (bytes: Uint8Array): string =>
-  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', hasBom(bytes) ? 3 : 0)
+/**
+ * A body as text: UTF-8 bytes (the HTTP layer checked they are UTF-8) are decoded without a byte-order
+ * mark, as TextDecoder reads them. `asSent`: the text is exactly the bytes sent (no mark dropped).
+ */
+function bodyText(body: string | Uint8Array): { text: string; asSent: boolean } {
+  if (typeof body === 'string') return { text: body, asSent: true }
+  const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf
+  return { text: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8', bom ? 3 : 0), asSent: !bom }
+}
 
 export function digest(task: DigestTask): DigestResult {
   return timed('digest', () => digestNow(task))
@@ -171,7 +175,8 @@ function digestNow(task: DigestTask): DigestResult {
   // The envelope flag is part of the key: the same text is another document with or without it.
   const raw = bodyHash === undefined ? undefined : `${task.envelope ? 'envelope' : 'document'}:${bodyHash}`
   if (raw !== undefined && task.currentChecksum && task.currentRaw === raw) return { unchanged: true, checksum: task.currentChecksum, raw }
-  const body = typeof task.body === 'string' || task.body === undefined ? task.body : textOf(task.body)
+  const sent = task.body === undefined ? undefined : bodyText(task.body)
+  const body = sent?.text
   let parsed: { document: unknown; format: DocumentFormat; text: string | null }
   if (task.envelope) {
     if (body === undefined) throw new Error('digest: envelope without body')
@@ -187,9 +192,8 @@ function digestNow(task: DigestTask): DigestResult {
   const checksum = checksumOf(canonical)
   if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum, ...(raw && { raw }) }
   const text = parsed.text ?? JSON.stringify(parsed.document)
-  // A bare body is stored as sent: its hash is the blob's digest already.
-  const sentAsIs = typeof task.body === 'string' || (task.body !== undefined && !hasBom(task.body))
-  const digest = !task.envelope && sentAsIs && text === body && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
+  // A bare body is the stored text: unless a byte-order mark was dropped, its hash is the blob's digest.
+  const digest = !task.envelope && sent?.asSent && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
   // The summary costs nothing here and spares a check task when validation and lint are both cached.
   return { unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(parsed.document), ...(raw && { raw }) }
 }
