@@ -86,39 +86,36 @@ export class FsBlobStore implements BlobStore {
   }
 
   async remove(ref: BlobRef, unchangedSince?: number): Promise<number> {
-    const path = this.pathOf(ref)
-    try {
-      const { size, mtimeMs } = await stat(path)
-      if (unchangedSince !== undefined && mtimeMs >= unchangedSince) return 0
-      this.cache?.delete(this.cacheKey(ref))
-      await rm(path)
-      return size
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0
-      throw error
-    }
+    const freed = await removeFile(this.pathOf(ref), unchangedSince)
+    if (freed > 0) this.cache?.delete(this.cacheKey(ref))
+    return freed
   }
 
   async removeTemporaries(olderThan: number): Promise<number> {
     let freed = 0
-    for (const name of await readdirOrEmpty(this.tmp)) {
-      if (!name.endsWith('.tmp')) continue
-      const path = join(this.tmp, name)
-      try {
-        const { size, mtimeMs } = await stat(path)
-        if (mtimeMs >= olderThan) continue
-        await rm(path)
-        freed += size
-      } catch (error) {
-        // Renamed into place (or removed) since it was listed: not left behind.
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-      }
-    }
+    // One renamed into place (or removed) since it was listed was not left behind: removeFile answers 0.
+    for (const name of await readdirOrEmpty(this.tmp)) if (name.endsWith('.tmp')) freed += await removeFile(join(this.tmp, name), olderThan)
     return freed
   }
 
   private cacheKey(ref: BlobRef): string {
     return `${ref.digest}.${ref.format}`
+  }
+}
+
+/**
+ * Deletes a file, only when it was last changed before `unchangedSince` (ms epoch) if given; answers
+ * its size, or 0 when it was not there or is younger.
+ */
+async function removeFile(path: string, unchangedSince?: number): Promise<number> {
+  try {
+    const { size, mtimeMs } = await stat(path)
+    if (unchangedSince !== undefined && mtimeMs >= unchangedSince) return 0
+    await rm(path)
+    return size
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0
+    throw error
   }
 }
 
