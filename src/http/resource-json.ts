@@ -1,26 +1,12 @@
 import type { RegistryIndex } from '../store/interfaces.js'
-import type { ResourceRecord, VersionRecord } from '../store/records.js'
+import type { ResourceRecord } from '../store/records.js'
 import { resourceView } from '../domain/views.js'
 
-interface Serialized {
-  current: VersionRecord | undefined
-  ruleset: ResourceRecord | undefined
-  json: string
-}
-
 /**
- * `{ "data": <resource view> }` as JSON, built again only when one of the records it is made of
- * changed. The index hands out the same record instance while a record is unchanged (lmdb's validated
- * cache), so instance identity is the test; a WeakMap lets unused entries go with their records.
+ * `{ "data": <resource view> }` as JSON text, sent as is (no response schema serialization). It is built
+ * on every request: the records it is made of may have been changed by another process (the CLI), and
+ * the index no longer caches them (see lmdb-index.ts).
  */
-const serialized = new WeakMap<ResourceRecord, Serialized>()
-
 export function resourceJson(index: RegistryIndex, resource: ResourceRecord): string {
-  const current = index.getCurrentVersion(resource.id)
-  const ruleset = resource.ruleset_id ? index.getResource(resource.ruleset_id) : undefined
-  const hit = serialized.get(resource)
-  if (hit && hit.current === current && hit.ruleset === ruleset) return hit.json
-  const json = JSON.stringify({ data: resourceView(index, resource) })
-  serialized.set(resource, { current, ruleset, json })
-  return json
+  return JSON.stringify({ data: resourceView(index, resource) })
 }

@@ -18,12 +18,11 @@ type Databases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key
 export const INDEX_FILE = 'registry.mdb'
 
 /**
- * Databases read on every request. Their decoded records are cached; `validated` checks each cached
- * record against the stored bytes, so writes by another process (the CLI revoking a key, say) are seen
- * at once. Records handed out are shared: callers copy before changing (they all do, with spreads).
+ * No database of the index caches decoded records. lmdb's `validated` cache did not see writes made by
+ * another process (the CLI revoking a key, importing or restoring): a revoked key kept authenticating
+ * and the server's next write put the cached record back. Every read goes to the memory map; writes
+ * read the record they change inside their own transaction, where it is always the latest.
  */
-const HOT_DATABASES = ['organizations', 'keys', 'keyHashes', 'resources', 'current', 'versionIds', 'versions'] as const
-
 /** The LMDB implementation of the index: one environment under `<storage>/index`. */
 export class LmdbIndex implements RegistryIndex {
   private readonly root: RootDatabase<any, Key>
@@ -38,8 +37,7 @@ export class LmdbIndex implements RegistryIndex {
     this.root = open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 64, readOnly: options.readOnly })
     const db = {} as Databases
     for (const [field, name] of Object.entries(DATABASES)) {
-      const hot = (HOT_DATABASES as readonly string[]).includes(field)
-      db[field as keyof Databases] = this.root.openDB<any, Key>({ name, cache: hot ? { validated: true } : false })
+      db[field as keyof Databases] = this.root.openDB<any, Key>({ name, cache: false })
     }
     this.db = db
     this.mirror = new MirrorStore(this)
@@ -148,18 +146,24 @@ export class LmdbIndex implements RegistryIndex {
     return this.atomic(() => {
       const key: KeyRecord | undefined = this.db.keys.get(id)
       if (!key) return undefined
-      const revoked = { ...key, revoked_at: key.revoked_at ?? at }
+      if (key.revoked_at) return key
+      const revoked = { ...key, revoked_at: at }
       this.db.keys.put(id, revoked)
       return revoked
     })
   }
 
+  /**
+   * Sets `last_used_at` and nothing else, on the record as committed (read inside the transaction): a
+   * revocation written meanwhile by another process is kept. Older times never replace newer ones.
+   */
   async recordKeyUse(uses: Map<string, string>): Promise<void> {
     if (uses.size === 0) return
     await this.atomic(() => {
       for (const [id, at] of uses) {
         const key: KeyRecord | undefined = this.db.keys.get(id)
-        if (key) this.db.keys.put(id, { ...key, last_used_at: at })
+        if (!key || (key.last_used_at !== null && key.last_used_at >= at)) continue
+        this.db.keys.put(id, { ...key, last_used_at: at })
       }
     })
   }
