@@ -158,11 +158,17 @@ export class BuildRunner {
       const files = await generate({ target: build.target, sdk: build.sdk, config: build.config, apis: await this.documents(build) },
         { signal, timeoutMs: this.#timeoutMs })
       log.add(`generated ${files.length} files with ${build.inputs.generator.name} ${build.inputs.generator.version}`)
-      const artifact = tarGz(files)
+      const artifact = await tarGz(files)
       await this.whileRunning(build, () => {
         this.store.putArtifact(id, artifact)
         this.store.putLog(id, log.toString())
       })
+      if (build.repository === null) {
+        log.add('succeeded: archive only, nothing delivered')
+        const output = { branch: null, commit: null, files: files.map((f) => f.path), pull_request: null, reason: 'archive_only' as const }
+        await this.whileRunning(build, () => this.finish(build, log, { status: 'succeeded', output }))
+        return
+      }
       const repository = this.store.getRepository(build.sdk_id, build.target)
       if (!repository) throw new Error(`the ${build.target} output repository was removed`)
       // A repository connected before the policy changed: refused before anything is pushed.

@@ -203,29 +203,35 @@ export class Sdks {
 
   // ---------------------------------------------------------------- builds
 
-  /** Queues one build per target with an output repository; 422 `no_output_repository` when none has. */
-  async queue(actor: ActorScope, sdkId: string): Promise<BuildRecord[]> {
+  /**
+   * Queues one build per requested target (default: all of the SDK's). A build delivers to its target's
+   * output repository, so targets without one are left out (422 `no_output_repository` when none is
+   * left); an archive-only request builds every requested target and delivers nothing.
+   */
+  async queue(actor: ActorScope, sdkId: string, request: BuildRequest = {}): Promise<BuildRecord[]> {
     const sdk = this.require(actor, sdkId)
     const generators = new Map<SdkTarget, { name: string; version: string }>()
     for (const target of sdk.targets) generators.set(target, await generatorOf(target))
     const builds = await this.store.transaction(() => {
       const current = this.require(actor, sdkId)
-      const targets = current.targets.filter((t) => this.store.getRepository(current.id, t))
+      const requested = requestedTargets(current, request.targets)
+      const targets = request.archiveOnly ? requested : requested.filter((t) => this.store.getRepository(current.id, t))
       if (targets.length === 0) {
-        throw new RegistryError('no_output_repository', 'no target of this SDK has an output repository: PUT /v1/sdks/{sdk}/targets/{target}/repository first')
+        throw new RegistryError('no_output_repository',
+          'no requested target of this SDK has an output repository: PUT /v1/sdks/{sdk}/targets/{target}/repository first, or ask for an archive-only build ({"archive_only": true})')
       }
       const apis = this.resolveApis(current)
       const configChecksum = checksumOf(canonicalJson(current.config))
       const at = now()
       let number = current.last_build_number
       const queued = targets.map((target): BuildRecord => {
-        const repository = this.store.getRepository(current.id, target)!
+        const repository = request.archiveOnly ? undefined : this.store.getRepository(current.id, target)!
         const generator = generators.get(target) ?? { name: 'unknown', version: '0' }
         const inputs: BuildInputs = { apis, config_checksum: configChecksum, generator }
         return {
           id: newId(), organization_id: current.organization_id, sdk_id: current.id, number: ++number, target,
           status: 'queued', attempts: 0, inputs, sdk: { name: current.name, slug: current.slug }, config: current.config,
-          repository: { provider: repository.provider, url: repository.url, base_branch: repository.base_branch },
+          repository: repository ? { provider: repository.provider, url: repository.url, base_branch: repository.base_branch } : null,
           output: null, error: null, created_at: at, updated_at: at, started_at: null, finished_at: null,
         }
       })
@@ -288,6 +294,21 @@ export class Sdks {
     this.signals.canceled(build.id)
     return build
   }
+}
+
+/** What a build request asks for: some of the SDK's targets (default all), with or without delivery. */
+export interface BuildRequest {
+  targets?: SdkTarget[]
+  archiveOnly?: boolean
+}
+
+function requestedTargets(sdk: SdkRecord, targets: SdkTarget[] | undefined): SdkTarget[] {
+  if (targets === undefined) return sdk.targets
+  const unknown = targets.filter((t) => !sdk.targets.includes(t))
+  if (unknown.length > 0) {
+    throw new RegistryError('invalid_request', `targets: this SDK does not generate ${unknown.join(', ')} (its targets: ${sdk.targets.join(', ')})`)
+  }
+  return uniqueTargets(targets)
 }
 
 function uniqueTargets(targets: SdkTarget[]): SdkTarget[] {

@@ -72,13 +72,13 @@ const Build = Type.Object({
     config_checksum: Checksum,
     generator: Type.Object({ name: Type.String(), version: Type.String() }),
   }),
-  repository: Type.Object({ provider: Type.Enum([...PROVIDERS]), url: Type.String(), base_branch: Type.String() }),
+  repository: Nullable(Type.Object({ provider: Type.Enum([...PROVIDERS]), url: Type.String(), base_branch: Type.String() }, { description: 'where the build delivers; null for an archive-only build' })),
   output: Nullable(Type.Object({
     branch: Nullable(Type.String()),
     commit: Nullable(Type.String()),
     files: Type.Array(Type.String()),
     pull_request: Nullable(PullRequest),
-    reason: Nullable(Type.Enum(['unchanged', 'git_provider'], { description: 'why there is no pull request' })),
+    reason: Nullable(Type.Enum(['unchanged', 'git_provider', 'archive_only'], { description: 'why there is no pull request' })),
   })),
   error: Nullable(Type.String()),
   created_at: Time,
@@ -86,6 +86,11 @@ const Build = Type.Object({
   started_at: Nullable(Time),
   finished_at: Nullable(Time),
 })
+
+const BuildRequest = Type.Object({
+  targets: Type.Optional(Type.Array(Target, { minItems: 1, maxItems: SDK_TARGETS.length, description: "some of the SDK's targets (default: all)" })),
+  archive_only: Type.Optional(Type.Boolean({ description: 'build the archive (GET /v1/builds/{build}/artifact) and deliver nothing; no output repository needed' })),
+}, { additionalProperties: false })
 
 const SdkCreate = Type.Object({
   name: Name,
@@ -192,9 +197,16 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   })
 
   app.post('/v1/sdks/:sdk/builds', {
-    schema: { tags: ['Builds'], security, summary: 'Queue an SDK build: one per target with an output repository', params: SdkParams, response: { 202: Type.Object({ data: Type.Array(Build) }), ...errors(400, 401, 404, 422) } },
+    schema: {
+      tags: ['Builds'], security, params: SdkParams, body: BuildRequest,
+      summary: 'Queue an SDK build: one per requested target with an output repository, or archive-only builds',
+      response: { 202: Type.Object({ data: Type.Array(Build) }), ...errors(400, 401, 404, 422) },
+    },
+    // The body is optional: no body asks for the default build.
+    preValidation: async (request) => { request.body ??= {} },
   }, async (request, reply) => {
-    const builds = await sdks.queue(actorOf(request), params<{ sdk: string }>(request).sdk)
+    const body = request.body as { targets?: SdkTarget[]; archive_only?: boolean }
+    const builds = await sdks.queue(actorOf(request), params<{ sdk: string }>(request).sdk, { targets: body.targets, archiveOnly: body.archive_only })
     return reply.status(202).send({ data: builds.map(buildView) })
   })
 

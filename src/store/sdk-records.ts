@@ -73,8 +73,12 @@ export interface BuildOutput {
   /** Paths of the generated files, sorted. */
   files: string[]
   pull_request: PullRequest | null
-  /** Why there is no pull request: `unchanged` (the base branch already holds this tree) or `git_provider` (a plain git remote: the branch is the deliverable). */
-  reason: 'unchanged' | 'git_provider' | null
+  /**
+   * Why there is no pull request: `unchanged` (the base branch already holds this tree), `git_provider`
+   * (a plain git remote: the branch is the deliverable) or `archive_only` (asked for without delivery:
+   * the artifact is the deliverable).
+   */
+  reason: 'unchanged' | 'git_provider' | 'archive_only' | null
 }
 
 export interface BuildRecord {
@@ -91,8 +95,11 @@ export interface BuildRecord {
   /** The SDK's name, slug and config as they were when the build was queued (what it generates from). */
   sdk: { name: string; slug: string }
   config: SdkConfig
-  /** Where the build delivers: the repository as it was when the build was queued (without the token). */
-  repository: { provider: Provider; url: string; base_branch: string }
+  /**
+   * Where the build delivers: the repository as it was when the build was queued (without the token);
+   * null for an archive-only build.
+   */
+  repository: { provider: Provider; url: string; base_branch: string } | null
   output: BuildOutput | null
   error: string | null
   created_at: string
