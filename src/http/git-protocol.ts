@@ -1,7 +1,10 @@
 /**
  * The server side of git's smart HTTP, protocol version 2 (gitprotocol-v2(5), gitprotocol-http(5)):
- * pkt-lines, the capability advertisement, `ls-refs` and `fetch`. Read-only: upload-pack only.
+ * pkt-lines, the capability advertisement, `ls-refs` and `fetch` with its `shallow` and `filter`
+ * features (what `git clone --depth 1` and `--filter=blob:none` in CI checkouts send). Read-only:
+ * upload-pack only.
  */
+import type { Deepen, ShallowUpdate } from '../store/git-upload.js'
 
 export const FLUSH = Buffer.from('0000')
 export const DELIM = Buffer.from('0001')
@@ -37,7 +40,7 @@ export function advertisement(): Buffer {
     pkt('version 2\n'),
     pkt('agent=api-registry\n'),
     pkt('ls-refs\n'),
-    pkt('fetch\n'),
+    pkt('fetch=shallow filter\n'),
     pkt('object-format=sha1\n'),
     FLUSH,
   ])
@@ -83,27 +86,57 @@ export interface FetchRequest {
   wants: string[]
   haves: string[]
   done: boolean
+  /** The client's shallow commits: it has them, but not their parents. */
+  shallows: string[]
+  deepen: Deepen | undefined
+  /** `filter blob:none`: commits and trees only; the client fetches the blobs it needs later. */
+  omitBlobs: boolean
 }
+
+/** A request this server does not serve: answered as `ERR …`, which git prints as a remote error. */
+export class UnsupportedFetch extends Error {}
 
 const OID = /^[0-9a-f]{40}$/
 
 export function parseFetch(args: string[]): FetchRequest {
-  const request: FetchRequest = { wants: [], haves: [], done: false }
+  const request: FetchRequest = { wants: [], haves: [], done: false, shallows: [], deepen: undefined, omitBlobs: false }
+  let relative = false
   for (const arg of args) {
-    const [word, value] = arg.split(' ', 2)
-    if (word === 'want' && OID.test(value ?? '')) request.wants.push(value!)
-    else if (word === 'have' && OID.test(value ?? '')) request.haves.push(value!)
+    const space = arg.indexOf(' ')
+    const [word, value] = space < 0 ? [arg, ''] : [arg.slice(0, space), arg.slice(space + 1)]
+    if (word === 'want' && OID.test(value)) request.wants.push(value)
+    else if (word === 'have' && OID.test(value)) request.haves.push(value)
+    else if (word === 'shallow' && OID.test(value)) request.shallows.push(value)
     else if (word === 'done') request.done = true
+    else if (word === 'deepen') request.deepen = { depth: positive(value, 'deepen'), relative: false }
+    else if (word === 'deepen-relative') relative = true
+    else if (word === 'deepen-since') request.deepen = { since: positive(value, 'deepen-since') }
+    else if (word === 'deepen-not') throw new UnsupportedFetch('deepen-not (--shallow-exclude) is not supported: use --depth or --shallow-since')
+    else if (word === 'filter') request.omitBlobs = filterOmitsBlobs(value)
   }
+  if (relative && request.deepen && 'depth' in request.deepen) request.deepen.relative = true
   return request
 }
+
+function positive(value: string, what: string): number {
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n < 1) throw new UnsupportedFetch(`${what} needs a positive number, got '${value}'`)
+  return n
+}
+
+function filterOmitsBlobs(spec: string): boolean {
+  if (spec === 'blob:none') return true
+  throw new UnsupportedFetch(`filter '${spec}' is not supported: only blob:none (--filter=blob:none)`)
+}
+
+
 
 /**
  * The `fetch` response: without `done`, acknowledgments (`ACK` of the common commits and `ready`
  * when there is one, else `NAK` and the client sends more haves); then, when ready or done, the
  * packfile on side-band 1.
  */
-export function fetchResponse(request: FetchRequest, common: string[], pack: Uint8Array | undefined): Buffer {
+export function fetchResponse(request: FetchRequest, common: string[], pack: Uint8Array | undefined, shallow?: ShallowUpdate): Buffer {
   const out: Buffer[] = []
   if (!request.done) {
     out.push(pkt('acknowledgments\n'))
@@ -113,6 +146,12 @@ export function fetchResponse(request: FetchRequest, common: string[], pack: Uin
     }
     for (const oid of common) out.push(pkt(`ACK ${oid}\n`))
     out.push(pkt('ready\n'), DELIM)
+  }
+  if (shallow) {
+    out.push(pkt('shallow-info\n'))
+    for (const oid of shallow.shallow) out.push(pkt(`shallow ${oid}\n`))
+    for (const oid of shallow.unshallow) out.push(pkt(`unshallow ${oid}\n`))
+    out.push(DELIM)
   }
   out.push(pkt('packfile\n'))
   const bytes = Buffer.from(pack!.buffer, pack!.byteOffset, pack!.byteLength)

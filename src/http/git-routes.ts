@@ -12,11 +12,13 @@ import type { Registry } from '../domain/registry.js'
 import type { OrganizationRecord } from '../store/records.js'
 import { RegistryError, notFound } from '../errors.js'
 import {
-  advertisement, errorLine, fetchResponse, lsRefs, parseCommand, parseFetch, pkt, FLUSH,
+  advertisement, errorLine, fetchResponse, lsRefs, parseCommand, parseFetch, pkt, FLUSH, UnsupportedFetch, type FetchRequest,
 } from './git-protocol.js'
 import { Problem } from './schemas.js'
 
 const unzip = promisify(gunzip)
+
+const READ_ONLY = 'the mirror is read-only: clone and fetch only (git-upload-pack, protocol v2); push to the registry through its API'
 
 const RepoParams = Type.Object({ repo: Type.String({ pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*\\.git$', description: '<organization slug>.git' }) })
 const Binary = Type.String({ description: 'git protocol data (pkt-lines)' })
@@ -79,7 +81,7 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
 
   // Anything else under /git (pushes, the dumb protocol): authenticated first like the rest, then 404.
   app.all('/git/*', { schema: { hide: true } }, async () => {
-    throw new RegistryError('not_found', 'the mirror is read-only: only clone and fetch (git-upload-pack, protocol v2) are served')
+    throw new RegistryError('not_found', READ_ONLY)
   })
 
   app.get('/git/:repo/info/refs', {
@@ -92,7 +94,13 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
     },
   }, async (request, reply) => {
     const { service } = request.query as { service: string }
-    if (service !== 'git-upload-pack') throw new RegistryError('not_found', 'the mirror is read-only: only clone and fetch (git-upload-pack) are served')
+    if (service === 'git-receive-pack') {
+      // Answered in git's own terms, so that `git push` prints this instead of "repository not found".
+      mirrorOf(request)
+      return reply.header('content-type', 'application/x-git-receive-pack-advertisement').header('cache-control', 'no-cache')
+        .send(Buffer.concat([pkt('# service=git-receive-pack\n'), FLUSH, errorLine(READ_ONLY)]))
+    }
+    if (service !== 'git-upload-pack') throw new RegistryError('not_found', READ_ONLY)
     mirrorOf(request)
     reply.header('content-type', 'application/x-git-upload-pack-advertisement').header('cache-control', 'no-cache')
     if (!/version=2/.test(String(request.headers['git-protocol'] ?? ''))) {
@@ -128,17 +136,23 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
     const head = await repo.head()
     if (command.command === 'ls-refs') return reply.send(lsRefs(command.args, head))
     if (command.command !== 'fetch') return reply.send(errorLine(`unknown command '${command.command}'`))
-    const fetch = parseFetch(command.args)
+    let fetch: FetchRequest
+    try {
+      fetch = parseFetch(command.args)
+    } catch (error) {
+      if (error instanceof UnsupportedFetch) return reply.send(errorLine(error.message))
+      throw error
+    }
     const common: string[] = []
     for (const have of fetch.haves) if (await repo.hasCommit(have)) common.push(have)
     if (!fetch.done && common.length === 0) return reply.send(fetchResponse(fetch, common, undefined))
-    let oids: string[]
+    let selection
     try {
-      oids = await repo.missingObjects(fetch.wants, common)
+      selection = await repo.selectUpload({ wants: fetch.wants, common, shallows: fetch.shallows, deepen: fetch.deepen, omitBlobs: fetch.omitBlobs })
     } catch {
       return reply.send(errorLine('upload-pack: not our ref'))
     }
-    const pack = await repo.pack(oids)
-    return reply.send(fetchResponse(fetch, common, pack))
+    const pack = await repo.pack(selection.oids)
+    return reply.send(fetchResponse(fetch, common, pack, selection.shallow))
   })
 }

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs'
 import { join } from 'node:path'
 import git, { type TreeEntry } from 'isomorphic-git'
+import { UploadWalk, type UploadRequest, type UploadSelection } from './git-upload.js'
 
 export const MAIN = 'refs/heads/main'
 const FILE_MODE = '100644'
@@ -141,53 +142,9 @@ export class GitRepository {
     await git.writeRef({ fs, gitdir: this.gitdir, ref: MAIN, value: commit, force: true })
   }
 
-  /**
-   * The objects a client that wants `wants` and has `haves` lacks: the commits after the newest
-   * common one, and the trees and blobs of those commits that the common commits' trees do not hold.
-   * (An object that only an older common commit holds is sent again: harmless, and rare.)
-   */
-  async missingObjects(wants: string[], haves: string[]): Promise<string[]> {
-    const cache = {}
-    const gitdir = this.gitdir
-    const known = new Set<string>()
-    const commonCommits = new Set<string>()
-    for (const have of haves) {
-      try {
-        const { commit } = await git.readCommit({ fs, gitdir, oid: have, cache })
-        commonCommits.add(have)
-        await this.collectTree(commit.tree, known, undefined, cache)
-      } catch {
-        // A commit the client has that this repository does not know: not common.
-      }
-    }
-    const send: string[] = []
-    const queue = [...wants]
-    const seenCommits = new Set<string>()
-    while (queue.length > 0) {
-      const oid = queue.shift()!
-      if (seenCommits.has(oid) || commonCommits.has(oid)) continue
-      seenCommits.add(oid)
-      const { commit } = await git.readCommit({ fs, gitdir, oid, cache })
-      send.push(oid)
-      await this.collectTree(commit.tree, known, send, cache)
-      queue.push(...commit.parent)
-    }
-    return send
-  }
-
-  /** Adds a tree's objects not in `known` to `known` (and to `out`), skipping subtrees already known. */
-  private async collectTree(oid: string, known: Set<string>, out: string[] | undefined, cache: object): Promise<void> {
-    if (known.has(oid)) return
-    known.add(oid)
-    out?.push(oid)
-    const { tree } = await git.readTree({ fs, gitdir: this.gitdir, oid, cache })
-    for (const entry of tree) {
-      if (entry.type === 'tree') await this.collectTree(entry.oid, known, out, cache)
-      else if (entry.type === 'blob' && !known.has(entry.oid)) {
-        known.add(entry.oid)
-        out?.push(entry.oid)
-      }
-    }
+  /** What a fetch sends: see UploadWalk. */
+  selectUpload(request: UploadRequest): Promise<UploadSelection> {
+    return new UploadWalk(this.gitdir).select(request)
   }
 
   /** A packfile (version 2, undeltified) holding exactly `oids`. */
