@@ -103,6 +103,7 @@ export function countingDocuments(counts: { lint: number; check: number; digest:
     check: (task) => { counts.check += 1; if (task.ruleset) counts.lint += 1; return inner.check(task) },
     lint: (task) => { counts.lint += 1; return inner.lint(task) },
     convert: (task) => inner.convert(task),
+    bundle: (task) => inner.bundle(task),
     close: () => inner.close(),
   })
 }

@@ -13,7 +13,8 @@
  * What is refused (each a problem naming the file and the place): URLs and any `scheme:`, absolute
  * paths, paths that leave the snapshot (`..` past its root), fragments that are not JSON pointers,
  * files that do not exist or do not parse, pointers that resolve to nothing. Reading a file is the
- * caller's (`read`), which refuses symlinks out of the snapshot. Never fetches anything.
+ * caller's (`read`), which refuses symlinks out of the snapshot. Never fetches anything. A `$ref` to a
+ * schema of this registry (`/@org/schemas/slug/…`) stays as it is: the upload resolves it.
  */
 import { posix } from 'node:path'
 import { stringify } from 'yaml'
@@ -22,6 +23,7 @@ import { MAX_PROBLEMS } from './limits.js'
 import { assertDocumentShape, parseDocumentText } from './parse.js'
 import { encodePointer, lookupPointer, pointerSegments, type PathSegment } from './pointer.js'
 import { quote } from './refs.js'
+import { parseRegistryRef } from './registry-refs.js'
 import type { DocumentFormat } from './types.js'
 
 export interface BundleLimits {
@@ -156,6 +158,8 @@ class Bundler {
     frame: Frame,
   ): Promise<{ value: unknown; inlined: false } | { value: unknown; inlined: true; file: string; source: PathSegment[] } | undefined> {
     const { $ref: ref, ...siblings } = node
+    // A schema of this registry is resolved from the registry's storage when the document is uploaded.
+    if (parseRegistryRef(ref)) return undefined
     const hash = ref.indexOf('#')
     const target = hash === -1 ? ref : ref.slice(0, hash)
     const fragment = hash === -1 ? '' : ref.slice(hash + 1)

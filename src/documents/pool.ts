@@ -21,6 +21,8 @@ import type {
   CheckTask,
   ConvertResult,
   ConvertTask,
+  BundleResult,
+  BundleTask,
   DigestResult,
   DigestTask,
   LintResult,
@@ -287,6 +289,10 @@ export class DocumentWorkers {
 
   convert(task: Omit<ConvertTask, 'op'>): Promise<ConvertResult> {
     return this.#run({ ...task, op: 'convert' })
+  }
+
+  bundle(task: Omit<BundleTask, 'op'>): Promise<BundleResult> {
+    return this.#run({ ...task, op: 'bundle' })
   }
 
   /** Ends every worker; pending tasks are rejected. */

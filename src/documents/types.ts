@@ -3,6 +3,7 @@
  * threads (see pool.ts); these are the shapes that cross the thread boundary.
  */
 import type { ProblemItem, ErrorCode } from '../errors.js'
+import type { RegistryDocuments } from './registry-refs.js'
 
 export type DocumentKind = 'openapi' | 'jsonschema' | 'ruleset'
 export type DocumentFormat = 'json' | 'yaml'
@@ -70,6 +71,8 @@ export type DigestResult =
       canonical: string
       /** `openapi`, `info.title`, `info.version` when present (empty strings otherwise). */
       summary: { openapi: string; title: string; version: string }
+      /** Registry schemas the document refers to (`/@org/schemas/slug/…`), when it refers to any. */
+      registryRefs?: string[]
     }
 
 /** Step 2: validate the document as its kind and, when `ruleset` is given, lint it. */
@@ -80,6 +83,8 @@ export interface CheckTask {
   /** Skip validation (already known valid), only lint. */
   skipValidation?: boolean
   ruleset?: RulesetInput
+  /** OpenAPI: the registry schemas it refers to; the bundled document is what is validated and linted. */
+  registryDocuments?: RegistryDocuments
 }
 
 export interface CheckResult {
@@ -112,4 +117,18 @@ export interface ConvertResult {
   text: string
 }
 
-export type Task = DigestTask | CheckTask | LintTask | ConvertTask
+/** A stored OpenAPI document with its registry schemas bundled in, in the format asked for. */
+export interface BundleTask {
+  op: 'bundle'
+  text: string
+  to: DocumentFormat
+  registryDocuments: RegistryDocuments
+}
+
+export interface BundleResult {
+  text: string
+  /** The canonical checksum of the bundled document (its ETag). */
+  checksum: string
+}
+
+export type Task = DigestTask | CheckTask | LintTask | ConvertTask | BundleTask

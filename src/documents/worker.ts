@@ -17,8 +17,11 @@ import { lintDocument } from './lint.js'
 import { validateOpenApi, warmOpenApi } from './openapi.js'
 import { assertDocumentShape, parseDocumentText } from './parse.js'
 import { encodePointer } from './pointer.js'
+import { bundleRegistryRefs, mayHaveRegistryRefs, registryRefTargets, type RegistryDocuments } from './registry-refs.js'
 import { compileRuleset, warmRulesets } from './ruleset.js'
 import type {
+  BundleResult,
+  BundleTask,
   CheckResult,
   CheckTask,
   ConvertResult,
@@ -60,7 +63,7 @@ export interface StatsMessage {
   }
 }
 
-export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | { warmed: true } | TaskError
+export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | { warmed: true } | TaskError
 
 /** What a worker compiles and loads before its first upload needs it, in steps of at most ~0.5 s. */
 const WARM_STEPS: (() => void)[] = [() => warmOpenApi('3.0'), () => warmOpenApi('3.1'), warmJsonSchema, warmRulesets]
@@ -195,7 +198,11 @@ function digestNow(task: DigestTask): DigestResult {
   // A bare body is the stored text: unless a byte-order mark was dropped, its hash is the blob's digest.
   const digest = !task.envelope && sent?.asSent && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
   // The summary costs nothing here and spares a check task when validation and lint are both cached.
-  return { unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(parsed.document), ...(raw && { raw }) }
+  const registryRefs = mayHaveRegistryRefs(canonical) ? registryRefTargets(parsed.document) : []
+  return {
+    unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(parsed.document),
+    ...(raw && { raw }), ...(registryRefs.length > 0 && { registryRefs }),
+  }
 }
 
 const KIND_NAMES: Record<DocumentKind, string> = {
@@ -223,12 +230,33 @@ function summaryOf(doc: unknown): NonNullable<CheckResult['summary']> {
 
 export async function check(task: CheckTask): Promise<CheckResult> {
   const doc: unknown = JSON.parse(task.canonical)
+  let canonical = task.canonical
+  if (task.registryDocuments && isPlainObject(doc)) {
+    const problems = bundleRegistryRefs(doc, task.registryDocuments)
+    if (problems.length > 0) throw invalidDocument(task.kind, problems)
+    canonical = canonicalJson(doc)
+  }
   const result: CheckResult = {}
   if (!task.skipValidation) timed('validate', () => validate(task.kind, doc, result))
   else if (task.kind === 'openapi') result.summary = summaryOf(doc)
   const ruleset = task.ruleset
-  if (ruleset) result.findings = await timedLint(() => lintDocument(task.canonical, ruleset))
+  if (ruleset) result.findings = await timedLint(() => lintDocument(canonical, ruleset))
   return result
+}
+
+/** The stored document with its registry schemas placed in it (`?bundle=true`). */
+export function bundle(task: BundleTask): BundleResult {
+  return timed('convert', () => {
+    const { document } = parseDocumentText(task.text)
+    const documents: RegistryDocuments = task.registryDocuments
+    if (isPlainObject(document)) {
+      const problems = bundleRegistryRefs(document, documents)
+      if (problems.length > 0) throw invalidDocument('openapi', problems)
+    }
+    const canonical = canonicalJson(document)
+    const json = JSON.stringify(document)
+    return { text: task.to === 'json' ? json : convertText(json, 'json', 'yaml'), checksum: checksumOf(canonical) }
+  })
 }
 
 function validate(kind: DocumentKind, doc: unknown, result: CheckResult): void {
@@ -284,6 +312,8 @@ export default async function run(task: WorkerTask & { runId?: number }): Promis
         return await lint(task)
       case 'convert':
         return convert(task)
+      case 'bundle':
+        return bundle(task)
       case 'warm':
         warm()
         return { warmed: true }

@@ -3,7 +3,8 @@
  * so tests and other runtimes can supply their own.
  */
 import type {
-  CheckResult, CheckTask, ConvertResult, ConvertTask, DigestResult, DigestTask, DocumentKind, LintResult, LintTask,
+  BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DigestResult, DigestTask, DocumentKind,
+  LintResult, LintTask,
 } from '../documents/types.js'
 import type { ResourceKind } from '../store/records.js'
 
@@ -14,6 +15,7 @@ export interface DocumentProcessor {
   check(task: Input<CheckTask>): Promise<CheckResult>
   lint(task: Input<LintTask>): Promise<LintResult>
   convert(task: Input<ConvertTask>): Promise<ConvertResult>
+  bundle(task: Input<BundleTask>): Promise<BundleResult>
   close(): Promise<void>
   /** False when no worker can take a task (closed, or none running); absent: always ready. */
   readonly ready?: boolean

@@ -8,6 +8,7 @@ import { DOCUMENT_KIND, type DocumentInput, type DocumentProcessor } from './doc
 import { newId, now } from './ids.js'
 import { blockingFindings, countFindings } from './lint-gate.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
+import { RegistryReferences } from './registry-refs.js'
 import { effectiveSeverity } from './views.js'
 
 /** How often an upload re-checks when the lint gate changes under it before answering 409. */
@@ -51,13 +52,16 @@ export class Uploads {
    * `currentRaw`). Used only while that checksum is still the current version's.
    */
   private readonly rawDigests = new LRUCache<string, { raw: string; checksum: string }>({ max: 10_000 })
+  private readonly references: RegistryReferences
 
   constructor(
     private readonly index: RegistryIndex,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
     private readonly metrics: DomainMetrics = NO_METRICS,
-  ) {}
+  ) {
+    this.references = new RegistryReferences(index, blobs)
+  }
 
   /**
    * Uploads a document to an existing resource. The lint gate is decided before the commit and
@@ -75,7 +79,7 @@ export class Uploads {
     let validated = false
     for (let attempt = 1; ; attempt++) {
       const latest = this.index.getResource(resource.id) ?? resource
-      const prepared = await this.check(latest.kind, digest, this.lintContext(latest), validated)
+      const prepared = await this.check(latest, digest, this.lintContext(latest), validated)
       validated = true
       const gate = this.refuseBlocked(latest, prepared)
       await this.storeBlob(prepared)
@@ -108,7 +112,7 @@ export class Uploads {
   async dryRun(resource: ResourceRecord, input: DocumentInput): Promise<DryRunOutcome> {
     const current = this.index.getCurrentVersion(resource.id)
     const digest = await this.digestNew(input)
-    const prepared = await this.check(resource.kind, digest, this.lintContext(resource))
+    const prepared = await this.check(resource, digest, this.lintContext(resource))
     this.refuseBlocked(resource, prepared)
     return {
       checksum: prepared.checksum,
@@ -119,7 +123,7 @@ export class Uploads {
 
   /** Digest and check a document for a resource that does not exist yet (create with `document`). */
   async prepareNew(kind: ResourceKind, input: DocumentInput): Promise<PreparedDocument> {
-    return this.check(kind, await this.digestNew(input), undefined)
+    return this.check({ kind }, await this.digestNew(input), undefined)
   }
 
   /** Digests a document without comparing it to a current version (so it is never `unchanged`). */
@@ -186,16 +190,25 @@ export class Uploads {
     return ruleset && version ? { ruleset, version } : undefined
   }
 
+  /**
+   * Validates and lints a digested document for a resource (or, before it exists, a resource kind).
+   * An API whose document refers to registry schemas is checked as bundled with them: its validity
+   * and findings depend on those schemas (`latest` moves), so neither is taken from a cache.
+   */
   private async check(
-    kind: ResourceKind,
+    resource: Pick<ResourceRecord, 'kind'> & Partial<Pick<ResourceRecord, 'organization_id'>>,
     digest: Extract<DigestResult, { unchanged: false }>,
     lint: LintContext | undefined,
     validated = false,
   ): Promise<PreparedDocument> {
+    const { kind } = resource
     const documentKind = DOCUMENT_KIND[kind]
+    const registryDocuments = kind === 'api' && digest.registryRefs && resource.organization_id
+      ? await this.references.resolve(digest.registryRefs, { organizationId: resource.organization_id })
+      : undefined
     // Validity is recorded per resource kind when a version is committed (see RegistryIndex).
-    const knownValid = validated || this.index.isKnownValid(kind, digest.checksum)
-    const cachedFindings = lint && this.index.getLintResult(lint.version.checksum, digest.checksum)
+    const knownValid = validated || (!registryDocuments && this.index.isKnownValid(kind, digest.checksum))
+    const cachedFindings = lint && !registryDocuments ? this.index.getLintResult(lint.version.checksum, digest.checksum) : undefined
     const needsLint = lint !== undefined && cachedFindings === undefined
     if (lint) this.metrics.lintCache(!needsLint)
     const result: CheckResult = !knownValid || needsLint
@@ -204,6 +217,7 @@ export class Uploads {
           canonical: digest.canonical,
           skipValidation: knownValid,
           ruleset: needsLint ? await this.rulesetInput(lint.version) : undefined,
+          registryDocuments,
         })
       : { summary: digest.summary }
     if (needsLint) await this.index.putLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])

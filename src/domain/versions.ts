@@ -6,6 +6,7 @@ import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/
 import type { DocumentProcessor } from './documents.js'
 import { newId, now } from './ids.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
+import { RegistryReferences, type Reader } from './registry-refs.js'
 
 export interface StoredDocument {
   version: VersionRecord
@@ -17,6 +18,9 @@ export interface StoredDocument {
 export class Versions {
   /** Documents converted to the other format, by `<bytes digest>.<format>`; conversion runs in a worker. */
   private readonly converted: LRUCache<string, Buffer>
+  /** Bundled documents, by the stored bytes, the format and the schema versions placed in them. */
+  private readonly bundledCache = new LRUCache<string, { bytes: Buffer; checksum: string }>({ maxSize: 32 * 1024 * 1024, sizeCalculation: (b) => Math.max(1, b.bytes.length) })
+  private readonly references: RegistryReferences
 
   constructor(
     private readonly index: RegistryIndex,
@@ -26,6 +30,7 @@ export class Versions {
     private readonly metrics: DomainMetrics = NO_METRICS,
   ) {
     this.converted = new LRUCache<string, Buffer>({ maxSize: convertedCacheBytes, sizeCalculation: (b) => Math.max(1, b.length) })
+    this.references = new RegistryReferences(index, blobs)
   }
 
   list(resource: ResourceRecord, page: PageRequest): Page<VersionRecord> {
@@ -78,6 +83,26 @@ export class Versions {
       this.converted.set(key, bytes)
     }
     return { version, format, bytes }
+  }
+
+  /**
+   * An API document with the registry schemas it refers to placed in it (`?bundle=true`), as the
+   * reader may see them (see registry-refs.ts); its checksum is that of the bundled document. A
+   * document without such references is the stored one.
+   */
+  async bundled(version: VersionRecord, format: DocumentFormat, reader: Reader): Promise<{ bytes: Buffer; checksum: string }> {
+    const own = await this.blobs.get(version)
+    const candidates = version.kind === 'api' && own.includes('/@') ? this.references.candidates(own.toString('utf8')) : []
+    if (candidates.length === 0) return { bytes: (await this.read(version, format)).bytes, checksum: version.checksum }
+    const { documents } = await this.references.lookUp(candidates, reader)
+    const key = [version.digest, format, ...Object.values(documents).map((d) => `${d.name}=${d.checksum}`)].join(' ')
+    let bundle = this.bundledCache.get(key)
+    if (!bundle) {
+      const { text, checksum } = await this.documents.bundle({ text: own.toString('utf8'), to: format, registryDocuments: documents })
+      bundle = { bytes: Buffer.from(text, 'utf8'), checksum }
+      this.bundledCache.set(key, bundle)
+    }
+    return bundle
   }
 
   /** Findings recorded when the version was linted ([] when it was not). */

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { DocumentFormat } from '../documents/types.js'
+import type { Reader } from '../domain/registry-refs.js'
 import type { Versions } from '../domain/versions.js'
 import type { VersionRecord } from '../store/records.js'
 import { YAML_TYPES } from './body-parsers.js'
@@ -33,12 +34,22 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   })
 }
 
-/** Sends a stored document with its checksum as ETag; a matching If-None-Match answers 304. */
-export async function sendDocument(request: FastifyRequest, reply: FastifyReply, versions: Versions, version: VersionRecord) {
+/**
+ * Sends a stored document with its checksum as ETag; a matching If-None-Match answers 304. With
+ * `?bundle=true`, the document as bundled for `reader` (see Versions.bundled), with its own checksum.
+ */
+export async function sendDocument(request: FastifyRequest, reply: FastifyReply, versions: Versions, version: VersionRecord, reader: Reader) {
   const format = requestedFormat(request)
-  const etag = `"${version.checksum}"`
+  if ((request.query as { bundle?: boolean } | undefined)?.bundle === true) {
+    const bundled = await versions.bundled(version, format, reader)
+    return sendBytes(request, reply, format, bundled.checksum, async () => bundled.bytes)
+  }
+  return sendBytes(request, reply, format, version.checksum, async () => (await versions.read(version, format)).bytes)
+}
+
+async function sendBytes(request: FastifyRequest, reply: FastifyReply, format: DocumentFormat, checksum: string, bytes: () => Promise<Buffer>) {
+  const etag = `"${checksum}"`
   reply.header('etag', etag).header('vary', 'Accept').header('cache-control', 'no-cache')
   if (matches(request.headers['if-none-match'], etag)) return reply.status(304).send()
-  const { bytes } = await versions.read(version, format)
-  return reply.type(CONTENT_TYPE[format]).send(bytes)
+  return reply.type(CONTENT_TYPE[format]).send(await bytes())
 }

@@ -2,11 +2,21 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
+import type { Reader } from '../domain/registry-refs.js'
 import { resourceView, versionView } from '../domain/views.js'
 import { optionalKeys } from './auth.js'
 import { sendDocument } from './document-reply.js'
 import { KINDS } from './resource-routes.js'
+import type { ResourceRecord } from '../store/records.js'
 import { Data, FormatQuery, List, PageQuery, Problem, Slug } from './schemas.js'
+
+/**
+ * Whose schemas a bundled public document may show: a key of the resource's organization sees its
+ * private schemas too; anyone else, public ones only.
+ */
+function readerOf(request: FastifyRequest, resource: ResourceRecord): Reader {
+  return request.actor?.organization.id === resource.organization_id ? { organizationId: resource.organization_id } : 'public'
+}
 
 const OrgSlug = Type.String({ minLength: 1, maxLength: 64, description: "the organization's slug" })
 
@@ -44,7 +54,10 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
 
     app.get(`${item}/latest`, {
       schema: { tags, summary: 'The current document, with ETag', params: ItemParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem } },
-    }, async (request, reply) => sendDocument(request, reply, registry.versions, registry.versions.current(resourceOf(request))))
+    }, async (request, reply) => {
+      const resource = resourceOf(request)
+      return sendDocument(request, reply, registry.versions, registry.versions.current(resource), readerOf(request, resource))
+    })
 
     app.get(`${item}/versions`, {
       schema: { tags, summary: 'Versions, newest first', params: ItemParams, querystring: PageQuery, response: { 200: List(k.version), 400: Problem, 404: Problem } },
@@ -61,8 +74,9 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
         response: { 200: Type.Unknown(), 304: Type.Null(), 400: Problem, 404: Problem },
       },
     }, async (request, reply) => {
-      const version = registry.versions.byNumber(resourceOf(request), (request.params as { number: number }).number)
-      return sendDocument(request, reply, registry.versions, version)
+      const resource = resourceOf(request)
+      const version = registry.versions.byNumber(resource, (request.params as { number: number }).number)
+      return sendDocument(request, reply, registry.versions, version, readerOf(request, resource))
     })
   }
 }

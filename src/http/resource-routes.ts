@@ -141,7 +141,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     schema: { tags, security, summary: 'The current document (JSON, or YAML on request), with ETag', params: Params, querystring: FormatQuery, response: { 200: Type.Unknown({ description: 'the document' }), 304: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
     const resource = resourceOf(request)
-    return sendDocument(request, reply, registry.versions, registry.versions.current(resource))
+    return sendDocument(request, reply, registry.versions, registry.versions.current(resource), { organizationId: resource.organization_id })
   })
 
   app.get(`${item}/versions`, {
@@ -161,8 +161,9 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   app.get(`${item}/versions/:version/document`, {
     schema: { tags, security, summary: "A version's document", params: VersionParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    const version = registry.versions.byId(resourceOf(request), (request.params as { version: string }).version)
-    return sendDocument(request, reply, registry.versions, version)
+    const resource = resourceOf(request)
+    const version = registry.versions.byId(resource, (request.params as { version: string }).version)
+    return sendDocument(request, reply, registry.versions, version, { organizationId: resource.organization_id })
   })
 
   app.post(`${item}/versions/:version/restore`, {

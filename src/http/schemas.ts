@@ -21,6 +21,9 @@ export const PageQuery = Type.Object({
 
 export const FormatQuery = Type.Object({
   format: Type.Optional(Type.Enum(['json', 'yaml'], { description: 'JSON by default; YAML also with Accept: application/yaml' })),
+  bundle: Type.Optional(Type.Boolean({
+    description: "APIs: the document with the registry schemas its $refs name (/@{org}/schemas/{slug}/latest or …/versions/{n}) placed under components/schemas; the ETag is the bundled document's checksum",
+  })),
 })
 
 export const DocumentValue = Type.Unknown({

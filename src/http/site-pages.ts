@@ -137,7 +137,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
       },
     }, async (request, reply) => {
       const { current } = sites.publishedApi(locate(request).site, param(request, 'api'))
-      return sendDocument(request, reply, registry.versions, current)
+      return sendDocument(request, reply, registry.versions, current, 'public')
     })
 
     app.get(`${prefix}/_assets/:file`, {

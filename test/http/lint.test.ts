@@ -110,6 +110,7 @@ function holdFirstCheck() {
     },
     lint: (task) => inner.lint(task),
     convert: (task) => inner.convert(task),
+    bundle: (task) => inner.bundle(task),
     close: () => inner.close(),
   })
   return { wrap, release, inFlight, arm: () => { held = false } }
