@@ -127,12 +127,12 @@ export class MirrorPusher {
         onAuth: () => (remote.token ? { username: 'registry', password: remote.token } : { cancel: true }),
       })
       if (!result.ok) throw new Error(result.error ?? 'the remote refused the push')
-      await this.store.recordPush(org, remote.url, { commit: head, at: new Date().toISOString() })
+      await this.store.recordPush(org, remote, { commit: head, at: new Date().toISOString() })
       return true
     } catch (error) {
       const message = redact(error instanceof Error ? error.message : String(error), remote.token)
       this.options.log.warn({ organization_id: org, err: message }, 'git mirror: push failed; retrying later')
-      await this.store.recordPush(org, remote.url, { error: message, at: new Date().toISOString() }).catch(() => undefined)
+      await this.store.recordPush(org, remote, { error: message, at: new Date().toISOString() }).catch(() => undefined)
       return false
     }
   }

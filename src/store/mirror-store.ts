@@ -144,11 +144,19 @@ export class MirrorStore implements JournalSink {
     })
   }
 
-  /** Records a push outcome, unless the remote was replaced or removed meanwhile. */
-  recordPush(organizationId: string, url: string, outcome: { commit: string; at: string } | { error: string; at: string }): Promise<void> {
+  /**
+   * Records the outcome of a push made to `pushed` (the remote as read when the push started), unless
+   * the remote was removed or set again meanwhile: by the CLI in another process too, and with the same
+   * URL (a new token). A setting is known by its URL and `created_at`; the outcome changes only the
+   * `last_*` fields of the record as committed.
+   */
+  recordPush(
+    organizationId: string, pushed: Pick<MirrorRemote, 'url' | 'created_at'>,
+    outcome: { commit: string; at: string } | { error: string; at: string },
+  ): Promise<void> {
     return this.index.transaction(() => {
       const remote = this.remotes.get(organizationId)
-      if (!remote || remote.url !== url) return
+      if (!remote || remote.url !== pushed.url || remote.created_at !== pushed.created_at) return
       const next: MirrorRemote = 'commit' in outcome
         ? { ...remote, last_pushed_commit: outcome.commit, last_pushed_at: outcome.at, last_error: null, last_error_at: null }
         : { ...remote, last_error: outcome.error, last_error_at: outcome.at }
