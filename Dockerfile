@@ -1,12 +1,13 @@
 # syntax=docker/dockerfile:1
-# Build stage: compile TypeScript with the dev dependencies.
+# Build stage: compile TypeScript and build the web console with the dev dependencies.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.json
+COPY console ./console
+RUN npm run build
 
 # Runtime stage: production dependencies and the compiled output only, as a non-root user.
 FROM node:20-bookworm-slim

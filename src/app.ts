@@ -12,6 +12,7 @@ import { registerProblemHandlers, sendProblem, toRegistryError } from './http/pr
 import { publicRoutes } from './http/public-routes.js'
 import { KINDS, registerResourceRoutes } from './http/resource-routes.js'
 import { clientErrorHandler } from './http/client-errors.js'
+import { consoleRoutes } from './http/console-routes.js'
 import { recordRequests, registerMetricsRoute } from './http/metrics-routes.js'
 import { registerServiceRoutes } from './http/service-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
@@ -158,5 +159,7 @@ export async function buildApp(
   // git clone over smart HTTP: its own scope (own auth, no JSON body parsers).
   await app.register(gitRoutes, { registry, bodyLimit: config.bodyLimit })
   await app.register(sitePages, { registry })
+  // The web console: a single-page app over /v1, with its own Content-Security-Policy.
+  await app.register(consoleRoutes)
   return app
 }

@@ -8,6 +8,7 @@ import { SiteAssets } from '../sites/assets.js'
 import {
   guidePage, landingPage, notFoundPage, referencePage, type SiteApiSummary, type SiteContext,
 } from '../sites/pages.js'
+import { sendAsset } from './asset-reply.js'
 import { sendDocument } from './document-reply.js'
 import { FormatQuery, Problem } from './schemas.js'
 
@@ -62,7 +63,6 @@ interface Located {
 
 const PageParams = { guide: Type.String({ maxLength: 200 }), api: Type.String({ maxLength: 200 }), file: Type.String({ maxLength: 200 }) }
 const SiteParams = { org: Type.String({ minLength: 1, maxLength: 64 }), site: Type.String({ minLength: 1, maxLength: 64 }) }
-const IMMUTABLE = 'public, max-age=31536000, immutable'
 
 /** An API as the pages show it: its slug and name, and title and version from its current document. */
 const apiSummary = ({ api, current }: PublishedApi): SiteApiSummary => ({
@@ -146,11 +146,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
       locate(request)
       const asset = assets.get(param(request, 'file'))
       if (!asset) throw notFound('file')
-      reply.header('cache-control', IMMUTABLE).header('vary', 'accept-encoding').type(asset.type)
-      if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) {
-        return reply.header('content-encoding', 'gzip').send(await asset.gzipped())
-      }
-      return reply.send(asset.bytes)
+      return sendAsset(request, reply, asset)
     })
   }
 

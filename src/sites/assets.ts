@@ -16,13 +16,15 @@ export interface Asset {
   gzipped(): Promise<Buffer>
 }
 
+/** A file under a name that already changes with its content (a build tool's hashed output, say). */
+export function namedAsset(name: string, type: string, bytes: Buffer): Asset {
+  let compressed: Promise<Buffer> | undefined
+  return { name, type, bytes, gzipped: () => (compressed ??= gzipAsync(bytes, { level: 6 })) }
+}
+
 function asset(stem: string, extension: string, type: string, bytes: Buffer): Asset {
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 12)
-  let compressed: Promise<Buffer> | undefined
-  return {
-    name: `${stem}.${hash}.${extension}`, type, bytes,
-    gzipped: () => (compressed ??= gzipAsync(bytes, { level: 6 })),
-  }
+  return namedAsset(`${stem}.${hash}.${extension}`, type, bytes)
 }
 
 /** The pages' own stylesheet: a plain layout, system fonts only (nothing is loaded from elsewhere). */

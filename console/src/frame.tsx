@@ -1,0 +1,76 @@
+/** The frame around every signed-in page: the navigation, the organization, the account. */
+import type { ComponentChildren } from 'preact'
+import { useLocation } from 'preact-iso'
+import favicon from './favicon.svg'
+import { Icon, type IconName } from './icons'
+
+interface NavItem {
+  href: string
+  label: string
+  icon: IconName
+}
+
+const SECTIONS: { title: string; items: NavItem[] }[] = [
+  {
+    title: 'Registry',
+    items: [
+      { href: '/console/', label: 'Overview', icon: 'overview' },
+      { href: '/console/apis', label: 'APIs', icon: 'apis' },
+      { href: '/console/schemas', label: 'Schemas', icon: 'schemas' },
+      { href: '/console/rulesets', label: 'Rulesets', icon: 'rulesets' },
+    ],
+  },
+  {
+    title: 'Publish',
+    items: [
+      { href: '/console/sites', label: 'Sites', icon: 'sites' },
+      { href: '/console/sdks', label: 'SDKs', icon: 'sdks' },
+      { href: '/console/builds', label: 'Builds', icon: 'builds' },
+    ],
+  },
+  {
+    title: 'Organization',
+    items: [
+      { href: '/console/keys', label: 'API keys', icon: 'keys' },
+      { href: '/console/mirror', label: 'Git mirror', icon: 'mirror' },
+    ],
+  },
+]
+
+/** The section a path belongs to: `/console/apis/01H…/versions` is under APIs. */
+function isCurrent(item: NavItem, path: string): boolean {
+  const base = item.href.replace(/\/$/, '')
+  if (base === '/console') return path === '/console' || path === '/console/'
+  return path === base || path.startsWith(`${base}/`)
+}
+
+export function Frame(props: { organization?: ComponentChildren; account?: ComponentChildren; children: ComponentChildren }) {
+  const { path } = useLocation()
+  return (
+    <div class="frame">
+      <a class="skip-link" href="#main">Skip to content</a>
+      <aside class="sidebar">
+        <a class="brand" href="/console/"><img src={favicon} alt="" /> API Registry</a>
+        {props.organization}
+        <nav class="nav" aria-label="Console">
+          {SECTIONS.map((section) => (
+            <div key={section.title}>
+              <h2>{section.title}</h2>
+              <ul>
+                {section.items.map((item) => (
+                  <li key={item.href}>
+                    <a href={item.href} aria-current={isCurrent(item, path) ? 'page' : undefined}><Icon name={item.icon} />{item.label}</a>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ))}
+        </nav>
+        {props.account}
+      </aside>
+      <div class="main">
+        <main id="main" class="content">{props.children}</main>
+      </div>
+    </div>
+  )
+}
