@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: compile TypeScript and build the web console with the dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -10,7 +10,7 @@ COPY console ./console
 RUN npm run build
 
 # Runtime stage: production dependencies and the compiled output only, as a non-root user.
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 REGISTRY_STORAGE=/app/storage
 WORKDIR /app
 COPY package.json package-lock.json ./
