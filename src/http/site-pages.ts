@@ -10,6 +10,7 @@ import {
 } from '../sites/pages.js'
 import { sendAsset } from './asset-reply.js'
 import { sendDocument } from './document-reply.js'
+import { sendPage } from './html-reply.js'
 import { FormatQuery, Problem } from './schemas.js'
 
 /**
@@ -21,22 +22,6 @@ export const SITE_HOST_PREFIX = '/_site-host'
 const SITE_ID = Symbol('the site this request\'s host names')
 type MarkedRequest = IncomingMessage & { [SITE_ID]?: string }
 
-/**
- * Every site page's Content-Security-Policy: scripts, styles, fonts, images and fetches only from
- * this host (plus inline styles, which Scalar injects at run time, and `data:` images, its icons). No
- * inline script is allowed at all, so markup that slipped into a page could not run anything.
- */
-export const SITE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'self'",
-].join('; ')
 
 /**
  * Fastify's `rewriteUrl`: a request whose Host is one of a site's domains goes to that site's pages.
@@ -83,12 +68,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     title: site.title ?? site.name,
     apis: sites.publishedApis(site).map(apiSummary),
     guides: sites.publicGuides(site).map((g) => ({ slug: g.slug, title: g.title })),
-    assets: {
-      css: `${base}/_assets/${assets.css.name}`,
-      scalar: `${base}/_assets/${assets.scalar.name}`,
-      referenceJs: `${base}/_assets/${assets.referenceJs.name}`,
-      favicon: `${base}/_assets/${assets.favicon.name}`,
-    },
+    assets: assets.urls(base),
   })
 
   /** An HTML page; a missing site, guide or API is the HTML 404 page. */
@@ -102,12 +82,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
       status = 404
       body = notFoundPage()
     }
-    return reply.status(status)
-      .header('content-security-policy', SITE_CSP)
-      .header('referrer-policy', 'no-referrer')
-      .header('cache-control', 'no-cache')
-      .type('text/html; charset=utf-8')
-      .send(body)
+    return sendPage(reply, status, body)
   }
 
   const register = (prefix: string, params: Record<string, ReturnType<typeof Type.String>>, hide: boolean,

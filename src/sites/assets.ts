@@ -112,4 +112,10 @@ export class SiteAssets {
   get(name: string): Asset | undefined {
     return this.byName.get(name)
   }
+
+  /** The files' URLs for pages whose `_assets/` folder is under `base` ('' for the root). */
+  urls(base: string): { css: string; scalar: string; referenceJs: string; favicon: string } {
+    const at = (asset: Asset) => `${base}/_assets/${asset.name}`
+    return { css: at(this.css), scalar: at(this.scalar), referenceJs: at(this.referenceJs), favicon: at(this.favicon) }
+  }
 }

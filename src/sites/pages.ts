@@ -4,6 +4,7 @@
  * `html`; Markdown goes through the sanitizer first.
  */
 import { html, jsonForScript, type SafeHtml } from './html.js'
+import type { SiteAssets } from './assets.js'
 import { renderMarkdown } from './markdown.js'
 
 export interface SiteApiSummary {
@@ -28,7 +29,7 @@ export interface SiteContext {
   title: string
   apis: SiteApiSummary[]
   guides: SiteGuideSummary[]
-  assets: { css: string; scalar: string; referenceJs: string; favicon: string }
+  assets: ReturnType<SiteAssets['urls']>
 }
 
 type Current = { kind: 'home' } | { kind: 'guide'; slug: string } | { kind: 'api'; slug: string }
@@ -36,33 +37,41 @@ type Current = { kind: 'home' } | { kind: 'guide'; slug: string } | { kind: 'api
 const currentIf = (yes: boolean) => (yes ? html` aria-current="page"` : '')
 const apiLabel = (api: SiteApiSummary) => api.title ?? api.name
 
-function layout(ctx: SiteContext, page: { title: string; current: Current; body: SafeHtml; scripts?: SafeHtml }): string {
-  const { base } = ctx
-  const { current } = page
-  const firstGuide = ctx.guides[0]
+type PageAssets = SiteContext['assets']
+
+/** The HTML document around every page: head (title, icon, stylesheet), a header bar, the body, scripts. */
+function documentShell(page: { title: string; assets: PageAssets; header: SafeHtml; body: SafeHtml; scripts?: SafeHtml }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${page.title}</title>
-<link rel="icon" href="${ctx.assets.favicon}" type="image/svg+xml">
-<link rel="stylesheet" href="${ctx.assets.css}">
+<link rel="icon" href="${page.assets.favicon}" type="image/svg+xml">
+<link rel="stylesheet" href="${page.assets.css}">
 </head>
 <body>
 <header class="site-header">
-<a class="brand" href="${base}/">${ctx.title}</a>
-<nav aria-label="Site">
-<a href="${base}/"${currentIf(current.kind === 'home')}>Overview</a>
-${firstGuide ? html`<a href="${base}/guides/${firstGuide.slug}"${currentIf(current.kind === 'guide')}>Guides</a>` : ''}
-${ctx.apis.map((api) => html`<a href="${base}/apis/${api.slug}"${currentIf(current.kind === 'api' && current.slug === api.slug)}>${apiLabel(api)}</a>`)}
-</nav>
+${page.header}
 </header>
 ${page.body}
 ${page.scripts ?? ''}
 </body>
 </html>
 `.markup
+}
+
+function layout(ctx: SiteContext, page: { title: string; current: Current; body: SafeHtml; scripts?: SafeHtml }): string {
+  const { base } = ctx
+  const { current } = page
+  const firstGuide = ctx.guides[0]
+  const header = html`<a class="brand" href="${base}/">${ctx.title}</a>
+<nav aria-label="Site">
+<a href="${base}/"${currentIf(current.kind === 'home')}>Overview</a>
+${firstGuide ? html`<a href="${base}/guides/${firstGuide.slug}"${currentIf(current.kind === 'guide')}>Guides</a>` : ''}
+${ctx.apis.map((api) => html`<a href="${base}/apis/${api.slug}"${currentIf(current.kind === 'api' && current.slug === api.slug)}>${apiLabel(api)}</a>`)}
+</nav>`
+  return documentShell({ title: page.title, assets: ctx.assets, header, body: page.body, scripts: page.scripts })
 }
 
 function sidebar(ctx: SiteContext, current: Current): SafeHtml {
@@ -149,13 +158,33 @@ export function scalarConfiguration(documentUrl: string): Record<string, unknown
   }
 }
 
+/** Scalar on a page: its mount point, its configuration as data, then its bundle and start-up script. */
+function scalarReference(documentUrl: string, assets: { scalar: string; referenceJs: string }): { body: SafeHtml; scripts: SafeHtml } {
+  return {
+    body: html`<div id="reference" class="reference"></div>
+<script type="application/json" id="reference-config">${jsonForScript(scalarConfiguration(documentUrl))}</script>`,
+    scripts: html`<script src="${assets.scalar}"></script>
+<script src="${assets.referenceJs}"></script>`,
+  }
+}
+
 export function referencePage(ctx: SiteContext, api: SiteApiSummary): string {
   const current: Current = { kind: 'api', slug: api.slug }
-  const body = html`<div id="reference" class="reference"></div>
-<script type="application/json" id="reference-config">${jsonForScript(scalarConfiguration(`${ctx.base}/apis/${api.slug}/openapi.json`))}</script>`
-  const scripts = html`<script src="${ctx.assets.scalar}"></script>
-<script src="${ctx.assets.referenceJs}"></script>`
+  const { body, scripts } = scalarReference(`${ctx.base}/apis/${api.slug}/openapi.json`, ctx.assets)
   return layout(ctx, { title: `${apiLabel(api)} · ${ctx.title}`, current, body, scripts })
+}
+
+/**
+ * The service's own reference (`/docs`): the same Scalar page as a site's, on the service's
+ * `/openapi.json`, with a header that links the document in both formats.
+ */
+export function serviceReferencePage(title: string, assets: PageAssets): string {
+  const header = html`<a class="brand" href="/docs">${title}</a>
+<nav aria-label="Documents">
+<a href="/openapi.json">openapi.json</a>
+<a href="/openapi.yaml">openapi.yaml</a>
+</nav>`
+  return documentShell({ title, assets, header, ...scalarReference('/openapi.json', assets) })
 }
 
 /** A page that is not there: a private site, an unknown guide or API, a path a site does not have. */

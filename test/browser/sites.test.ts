@@ -3,35 +3,16 @@
  * a real listening server: pages render, navigation works by clicking, the console stays clean, no
  * request leaves the server, and injected markup runs nothing. Screenshots go to test-output/sites/.
  */
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import t from 'tap'
 import { json, petstore, startTestServer, type TestServer } from '../helpers.js'
+import { foreignRequests, launchChromium, skipWithoutChromium, watch } from './support.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const DOMAIN = 'docs.example.test'
 const SCREENSHOTS = fileURLToPath(new URL('../../test-output/sites/', import.meta.url))
-
-/** What a page did while a test looked at it. */
-interface Watch {
-  requests: string[]
-  errors: string[]
-  dialogs: string[]
-}
-
-function watch(page: Page): Watch {
-  const seen: Watch = { requests: [], errors: [], dialogs: [] }
-  page.on('request', (request) => seen.requests.push(request.url()))
-  page.on('console', (message) => { if (message.type() === 'error') seen.errors.push(message.text()) })
-  page.on('pageerror', (error) => seen.errors.push(`uncaught: ${error.message}`))
-  page.on('dialog', (dialog) => {
-    seen.dialogs.push(dialog.message())
-    void dialog.dismiss()
-  })
-  return seen
-}
 
 function petstoreWithMoreOperations(version: string, title: string): Record<string, unknown> {
   const doc = petstore(version, { title })
@@ -65,12 +46,7 @@ async function setUp(s: TestServer) {
   return { api, site }
 }
 
-/** Every request went to the server under test (data: URLs never leave the page). */
-function foreignRequests(requests: string[], origins: string[]): string[] {
-  return requests.filter((url) => !url.startsWith('data:') && !origins.some((origin) => url.startsWith(`${origin}/`)))
-}
-
-t.test('documentation sites in a real browser', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed: browser test skipped (.ci/run installs it)` }, async (t) => {
+t.test('documentation sites in a real browser', { skip: skipWithoutChromium }, async (t) => {
   mkdirSync(SCREENSHOTS, { recursive: true })
   const s = await startTestServer()
   t.teardown(s.close)
@@ -80,13 +56,7 @@ t.test('documentation sites in a real browser', { skip: existsSync(CHROMIUM) ? f
   const pathOrigin = `http://127.0.0.1:${port}`
   const { api, site } = await setUp(s)
 
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--host-resolver-rules=MAP ${DOMAIN} 127.0.0.1`,
-    ],
-  })
+  const browser: Browser = await launchChromium([`--host-resolver-rules=MAP ${DOMAIN} 127.0.0.1`])
   t.teardown(() => browser.close())
 
   t.test('landing → guide → reference by clicking, on the site domain', async (t) => {

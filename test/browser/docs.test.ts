@@ -1,0 +1,48 @@
+/**
+ * `/docs` in a real browser (Debian's chromium, headless, through playwright-core) against a real
+ * listening server: Scalar renders the registry's own operations, its navigation works, the version
+ * badge is the package's, every request goes to our own host and the console stays clean.
+ * Screenshot: test-output/docs/reference.png.
+ */
+import { mkdirSync, readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { startTestServer } from '../helpers.js'
+import { foreignRequests, launchChromium, skipWithoutChromium, watch } from './support.js'
+
+const SCREENSHOTS = fileURLToPath(new URL('../../test-output/docs/', import.meta.url))
+const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+
+t.test("/docs renders the registry's own reference with Scalar", { skip: skipWithoutChromium }, async (t) => {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  const s = await startTestServer()
+  t.teardown(s.close)
+  await s.app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`
+  const browser = await launchChromium()
+  t.teardown(() => browser.close())
+  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
+  const seen = watch(page)
+
+  await page.goto(`${origin}/docs`)
+  const reference = page.locator('#reference')
+  await reference.getByText('The process is up').first().waitFor({ timeout: 60_000 })
+  t.equal((await reference.locator('h1').first().textContent())?.trim(), 'API Registry', "the service's title")
+  t.ok(await reference.getByText(`v${packageVersion}`, { exact: true }).first().isVisible(), `the version badge is package.json's (v${packageVersion})`)
+  await page.screenshot({ path: `${SCREENSHOTS}reference.png` })
+
+  // The sidebar opens another tag and jumps to one of its operations.
+  const sidebar = reference.locator('aside').first()
+  await sidebar.getByText('Sites', { exact: true }).first().click()
+  await sidebar.getByText('Create a site', { exact: true }).first().click()
+  const heading = reference.locator('h3', { hasText: 'Create a site' }).first()
+  await heading.waitFor({ timeout: 30_000 })
+  t.ok(await heading.isVisible(), 'the navigation shows the operation')
+  t.match(page.url(), /\/docs#/, 'and puts it in the address')
+
+  t.ok(seen.requests.includes(`${origin}/openapi.json`), 'Scalar loaded the service description from our host')
+  t.same(foreignRequests(seen.requests, [origin]), [], 'no request left the server')
+  t.same(seen.errors, [], 'the console has no errors')
+  t.same(seen.dialogs, [])
+})

@@ -1,0 +1,43 @@
+/** What the browser tests share: Debian's chromium driven by playwright-core, and what a page did. */
+import { existsSync } from 'node:fs'
+import { chromium, type Browser, type Page } from 'playwright-core'
+
+export const CHROMIUM = '/usr/bin/chromium'
+
+/** tap's `skip` option: false when chromium is there, else the reason. */
+export const skipWithoutChromium = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed: browser test skipped (.ci/run installs it)`
+
+/** Headless chromium with nothing of its own going out (no sync, updates or background fetches). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', ...extraArgs,
+    ],
+  })
+}
+
+/** What a page did while a test looked at it. */
+export interface Watch {
+  requests: string[]
+  errors: string[]
+  dialogs: string[]
+}
+
+export function watch(page: Page): Watch {
+  const seen: Watch = { requests: [], errors: [], dialogs: [] }
+  page.on('request', (request) => seen.requests.push(request.url()))
+  page.on('console', (message) => { if (message.type() === 'error') seen.errors.push(message.text()) })
+  page.on('pageerror', (error) => seen.errors.push(`uncaught: ${error.message}`))
+  page.on('dialog', (dialog) => {
+    seen.dialogs.push(dialog.message())
+    void dialog.dismiss()
+  })
+  return seen
+}
+
+/** The requests that did not go to one of `origins` (data: URLs never leave the page). */
+export function foreignRequests(requests: string[], origins: string[]): string[] {
+  return requests.filter((url) => !url.startsWith('data:') && !origins.some((origin) => url.startsWith(`${origin}/`)))
+}
