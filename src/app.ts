@@ -5,7 +5,7 @@ import swagger from '@fastify/swagger'
 import type { Config } from './config.js'
 import type { Registry } from './domain/registry.js'
 import { notFound } from './errors.js'
-import { requireKeys } from './http/auth.js'
+import { CSRF_HEADER, SESSION_COOKIE, requireKeys } from './http/auth.js'
 import { registerBodyParsers } from './http/body-parsers.js'
 import { registerProblemHandlers, sendProblem, toRegistryError } from './http/problems.js'
 import { publicRoutes } from './http/public-routes.js'
@@ -16,6 +16,8 @@ import { recordRequests, registerMetricsRoute } from './http/metrics-routes.js'
 import { registerServiceRoutes } from './http/service-routes.js'
 import { registerDocsRoutes } from './http/docs-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
+import { registerKeyRoutes } from './http/key-routes.js'
+import { sessionRoutes } from './http/session-routes.js'
 import { webhookRoutes } from './http/webhook-routes.js'
 import { gitRoutes } from './http/git-routes.js'
 import { registerMirrorRoutes } from './http/mirror-routes.js'
@@ -140,7 +142,15 @@ export async function buildApp(
         version: PACKAGE_VERSION,
         description: 'OpenAPI documents, JSON Schemas and Spectral rulesets with full version history and lint-gated publishes.',
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An organization key: sk_…' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An organization key: sk_…' },
+          session: {
+            type: 'apiKey', in: 'cookie', name: SESSION_COOKIE,
+            description: `A console session (POST /v1/session); requests other than GET also need the ${CSRF_HEADER} header`,
+          },
+        },
+      },
     },
   })
 
@@ -153,8 +163,11 @@ export async function buildApp(
     registerMirrorRoutes(v1, registry)
     registerSdkRoutes(v1, registry)
     registerRepositoryRoutes(v1, registry)
+    registerKeyRoutes(v1, registry)
     await v1.register(siteRoutes, { registry })
   })
+  // Console sign-in: POST /v1/session takes a key in its body, so it is outside the key-protected scope.
+  await app.register(sessionRoutes, { registry })
   await app.register(publicRoutes, { registry })
   // Repository webhooks: no key (signed), raw bodies for the signature, in their own scope.
   await app.register(webhookRoutes, { registry })

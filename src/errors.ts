@@ -3,6 +3,8 @@
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
+  /** The key's role does not allow this (a `read` key writing, a `write` key managing keys), or a console session's change without its CSRF header. */
+  forbidden: 403,
   not_found: 404,
   request_timeout: 408,
   conflict: 409,

@@ -1,5 +1,6 @@
 /** The frame around every signed-in page: the navigation, the organization, the account. */
 import type { ComponentChildren } from 'preact'
+import { useSession } from './session'
 import { useLocation } from 'preact-iso'
 import favicon from './favicon.svg'
 import { Icon, type IconName } from './icons'
@@ -44,14 +45,15 @@ function isCurrent(item: NavItem, path: string): boolean {
   return path === base || path.startsWith(`${base}/`)
 }
 
-export function Frame(props: { organization?: ComponentChildren; account?: ComponentChildren; children: ComponentChildren }) {
+export function Frame(props: { children: ComponentChildren }) {
   const { path } = useLocation()
+  const { session, signOut } = useSession()
   return (
     <div class="frame">
       <a class="skip-link" href="#main">Skip to content</a>
       <aside class="sidebar">
         <a class="brand" href="/console/"><img src={favicon} alt="" /> API Registry</a>
-        {props.organization}
+        <div class="org"><strong>{session.organization.name}</strong><span>@{session.organization.slug}</span></div>
         <nav class="nav" aria-label="Console">
           {SECTIONS.map((section) => (
             <div key={section.title}>
@@ -66,7 +68,10 @@ export function Frame(props: { organization?: ComponentChildren; account?: Compo
             </div>
           ))}
         </nav>
-        {props.account}
+        <div class="account">
+          <div class="who">{session.key.name ?? 'API key'} <span>· {session.key.role}</span></div>
+          <button type="button" onClick={() => void signOut()}>Sign out</button>
+        </div>
       </aside>
       <div class="main">
         <main id="main" class="content">{props.children}</main>

@@ -1,13 +1,14 @@
 import { resolve } from 'node:path'
-import { Command } from 'commander'
+import { Command, Option } from 'commander'
 import cliProgress from 'cli-progress'
 import { loadConfig } from '../config.js'
 import { backupStorage, collectGarbage, verifyStorage } from '../domain/maintenance.js'
-import { Organizations } from '../domain/organizations.js'
+import { Organizations, roleOf } from '../domain/organizations.js'
 import { Registry } from '../domain/registry.js'
 import { keyView, organizationView } from '../domain/views.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
+import { KEY_ROLES, type KeyRole } from '../store/records.js'
 import { importFile, listImportFiles, type ImportResult } from './import.js'
 import { registerMirrorCommands } from './mirror.js'
 
@@ -66,15 +67,17 @@ org.command('list').description('list organizations').action(async () => withSto
 const key = program.command('key').description('organization keys')
 key.command('create').description('issue a new key').requiredOption('--org <slug>', 'organization slug')
   .option('--name <name>', 'a name to recognise the key by')
-  .action(async (options: { org: string; name?: string }) => withStore(async (index) => {
-    const issued = await new Organizations(index).createKey(options.org, options.name)
-    output({ id: issued.key.id, api_key: issued.secret }, [`key ${issued.key.id}`, `API key: ${issued.secret}`])
+  .addOption(new Option('--role <role>', 'read: GET only; write: all but keys and organization settings; admin: all')
+    .choices([...KEY_ROLES]).default('admin'))
+  .action(async (options: { org: string; name?: string; role: KeyRole }) => withStore(async (index) => {
+    const issued = await new Organizations(index).createKey(options.org, options.name, options.role)
+    output({ id: issued.key.id, role: options.role, api_key: issued.secret }, [`key ${issued.key.id} (${options.role})`, `API key: ${issued.secret}`])
   }))
 key.command('list').description('list keys (never their secrets)').requiredOption('--org <slug>', 'organization slug')
   .action(async (options: { org: string }) => withStore(async (index) => {
     const keys = new Organizations(index).listKeys(options.org)
     output({ keys: keys.map(keyView) }, keys.map((k) =>
-      `${k.id}\t${k.name ?? '-'}\tcreated ${k.created_at}\tlast used ${k.last_used_at ?? 'never'}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ''}`))
+      `${k.id}\t${k.name ?? '-'}\t${roleOf(k)}\tcreated ${k.created_at}\tlast used ${k.last_used_at ?? 'never'}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ''}`))
   }))
 key.command('revoke <key-id>').description('revoke a key: the next request with it gets 401')
   .action(async (keyId: string) => withStore(async (index) => {
@@ -110,7 +113,7 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
     const registry = Registry.open({ ...config, storage: storageDir() })
     try {
       const organization = registry.organizations.requireBySlug(options.org)
-      const actor = { organization, keyId: 'cli' }
+      const actor = { organization, keyId: 'cli', role: 'admin' as const }
       const root = resolve(directory)
       const files = await listImportFiles(root)
       const interactive = process.stderr.isTTY && !globals().json

@@ -1,17 +1,26 @@
 import { RegistryError, notFound } from '../errors.js'
 import type { RegistryIndex } from '../store/interfaces.js'
-import type { KeyRecord, OrganizationRecord } from '../store/records.js'
+import { KEY_ROLES, type KeyRecord, type KeyRole, type OrganizationRecord } from '../store/records.js'
 import { generateKey, hashKey, isKeyFormat } from './keys.js'
 import { newId, now } from './ids.js'
 import { SLUG_MAX_LENGTH } from './slugs.js'
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
-/** Who is calling: the organization a valid key belongs to. */
+/** Who is calling: the organization a valid key belongs to, and what the key may do. */
 export interface Actor {
   organization: OrganizationRecord
   keyId: string
+  role: KeyRole
+  /** Set when the request came with a console session cookie instead of the key itself. */
+  session?: { id: string; expiresAt: string }
 }
+
+/** Keys issued before roles existed are `admin`: they could do everything. */
+export const roleOf = (key: KeyRecord): KeyRole => key.role ?? 'admin'
+
+/** Whether `role` covers what `needed` allows (read < write < admin). */
+export const allows = (role: KeyRole, needed: KeyRole): boolean => KEY_ROLES.indexOf(role) >= KEY_ROLES.indexOf(needed)
 
 export interface IssuedKey {
   key: KeyRecord
@@ -72,15 +81,24 @@ export class Organizations {
     return { key, secret: issued }
   }
 
-  async createKey(orgSlug: string, name?: string): Promise<IssuedKey> {
-    const org = this.requireBySlug(orgSlug)
-    const issued = this.newKey(org.id, name ?? null)
+  /** A new key of an organization (the command-line tool's `key create`; `admin` unless told). */
+  async createKey(orgSlug: string, name?: string, role: KeyRole = 'admin'): Promise<IssuedKey> {
+    return this.issueKey(this.requireBySlug(orgSlug).id, name ?? null, role)
+  }
+
+  async issueKey(organizationId: string, name: string | null, role: KeyRole): Promise<IssuedKey> {
+    const issued = this.newKey(organizationId, name, undefined, role)
     await this.index.createKey(issued.key)
     return issued
   }
 
   listKeys(orgSlug: string): KeyRecord[] {
-    return this.index.listKeys(this.requireBySlug(orgSlug).id)
+    return this.keysOf(this.requireBySlug(orgSlug).id)
+  }
+
+  /** Newest first. */
+  keysOf(organizationId: string): KeyRecord[] {
+    return this.index.listKeys(organizationId).sort((a, b) => (a.id < b.id ? 1 : -1))
   }
 
   async revokeKey(keyId: string): Promise<KeyRecord> {
@@ -89,13 +107,31 @@ export class Organizations {
     return key
   }
 
-  private newKey(organizationId: string, name: string | null, secret?: string): IssuedKey {
+  /**
+   * Revokes a key of the actor's organization (the API's `DELETE /v1/keys/{key}`). The organization's
+   * last active admin key is refused, checked inside the revoking transaction: without it, nobody
+   * could manage keys through the API any more (the command-line tool still can).
+   */
+  async revokeKeyOf(organizationId: string, keyId: string): Promise<KeyRecord> {
+    const key = await this.index.revokeKey(keyId, now(), (current) => {
+      if (current.organization_id !== organizationId) throw notFound('key')
+      if (current.revoked_at || roleOf(current) !== 'admin') return
+      const admins = this.index.listKeys(organizationId).filter((k) => !k.revoked_at && roleOf(k) === 'admin')
+      if (admins.length <= 1) {
+        throw new RegistryError('conflict', "this is the organization's last admin key: create another admin key before revoking it")
+      }
+    })
+    if (!key || key.organization_id !== organizationId) throw notFound('key')
+    return key
+  }
+
+  private newKey(organizationId: string, name: string | null, secret?: string, role: KeyRole = 'admin'): IssuedKey {
     if (secret !== undefined && !isKeyFormat(secret)) {
       throw new RegistryError('invalid_request', 'a key must be sk_ followed by at least 32 characters of A-Z a-z 0-9 _ -')
     }
     const value = secret ?? generateKey()
     const key: KeyRecord = {
-      id: newId(), organization_id: organizationId, name, hash: hashKey(value),
+      id: newId(), organization_id: organizationId, name, role, hash: hashKey(value),
       created_at: now(), last_used_at: null, revoked_at: null,
     }
     return { key, secret: value }
@@ -106,16 +142,25 @@ export class Organizations {
     if (header === undefined) throw unauthorized()
     const remembered = this.hashOfHeader.get(header)
     const hash = remembered ?? hashOfBearer(header)
-    const key = this.index.getKeyByHash(hash)
-    if (!key || key.revoked_at) throw unauthorized()
-    const organization = this.index.getOrganization(key.organization_id)
-    if (!organization) throw unauthorized()
+    const actor = this.actorOf(this.index.getKeyByHash(hash))
     if (remembered === undefined) {
       if (this.hashOfHeader.size >= HASH_MEMO_SIZE) this.hashOfHeader.clear()
       this.hashOfHeader.set(header, hash)
     }
+    return actor
+  }
+
+  /** The actor of a key found by id (a console session names its key); revoked or unknown: 401. */
+  actorOfKey(keyId: string): Actor {
+    return this.actorOf(this.index.getKey(keyId))
+  }
+
+  private actorOf(key: KeyRecord | undefined): Actor {
+    if (!key || key.revoked_at) throw unauthorized()
+    const organization = this.index.getOrganization(key.organization_id)
+    if (!organization) throw unauthorized()
     this.noteUse(key.id)
-    return { organization, keyId: key.id }
+    return { organization, keyId: key.id, role: roleOf(key) }
   }
 
   private noteUse(keyId: string): void {
@@ -142,8 +187,8 @@ function hashOfBearer(header: string): string {
   return hashKey(secret)
 }
 
-function unauthorized(): RegistryError {
-  return new RegistryError('unauthorized', 'a valid API key is required: Authorization: Bearer sk_…', undefined, {
+export function unauthorized(detail = 'a valid API key is required: Authorization: Bearer sk_…'): RegistryError {
+  return new RegistryError('unauthorized', detail, undefined, {
     'www-authenticate': 'Bearer',
   })
 }

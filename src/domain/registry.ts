@@ -22,6 +22,8 @@ import { LmdbRepositoryStore } from '../store/repository-store.js'
 import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../sync/pool.js'
 import { RepositorySync } from './repository-sync.js'
 import { OutboundPolicy } from './outbound.js'
+import { LmdbSessionStore } from '../store/session-store.js'
+import { Sessions } from './sessions.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
   & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts'>>
@@ -29,6 +31,8 @@ export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutM
 /** The whole domain, wired to a storage directory. */
 export class Registry {
   readonly organizations: Organizations
+  /** Console sign-in sessions, opened with a key (issue 17). */
+  readonly sessions: Sessions
   readonly resources: Resources
   readonly uploads: Uploads
   readonly versions: Versions
@@ -53,6 +57,7 @@ export class Registry {
     readonly outbound: OutboundPolicy = OutboundPolicy.ANY,
   ) {
     this.organizations = new Organizations(index)
+    this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
     this.uploads = new Uploads(index, blobs, documents, metrics)
     this.resources = new Resources(index, this.uploads, metrics)
     this.versions = new Versions(index, blobs, documents, undefined, metrics)

@@ -1,4 +1,5 @@
 /** The objects clients see (CONTRACT §3), built from index records. */
+import { roleOf } from './organizations.js'
 import type { RegistryIndex } from '../store/interfaces.js'
 import type {
   BlockingSeverity, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord,
@@ -76,7 +77,7 @@ export function organizationView(org: OrganizationRecord): Record<string, unknow
 /** A key as listed: never its secret or hash. */
 export function keyView(key: KeyRecord): Record<string, unknown> {
   return {
-    id: key.id, organization_id: key.organization_id, name: key.name, created_at: key.created_at,
+    id: key.id, organization_id: key.organization_id, name: key.name, role: roleOf(key), created_at: key.created_at,
     last_used_at: key.last_used_at, revoked_at: key.revoked_at,
   }
 }

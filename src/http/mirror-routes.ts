@@ -35,15 +35,18 @@ export function registerMirrorRoutes(app: FastifyInstance, registry: Registry): 
     schema: { tags, security, summary: 'The git mirror: head, push remote and its last push', response: { 200: Data(MirrorStatus), ...errors(401) } },
   }, async (request) => ({ data: mirror().status(actorOf(request).organization) }))
 
+  // The push mirror is an organization setting: admin keys only.
   app.put('/v1/mirror', {
-    schema: { tags, security, summary: 'Set the push mirror (new commits are pushed to it)', body: SetRemote, response: { 200: Data(MirrorStatus), ...errors(400, 401) } },
+    config: { role: 'admin' },
+    schema: { tags, security, summary: 'Set the push mirror (new commits are pushed to it)', body: SetRemote, response: { 200: Data(MirrorStatus), ...errors(400, 401, 403) } },
   }, async (request) => {
     const { url, token } = request.body as { url: string; token?: string | null }
     return { data: await mirror().setRemote(actorOf(request).organization, url, token ?? null) }
   })
 
   app.delete('/v1/mirror', {
-    schema: { tags, security, summary: 'Remove the push mirror', response: { 204: Type.Null(), ...errors(401) } },
+    config: { role: 'admin' },
+    schema: { tags, security, summary: 'Remove the push mirror', response: { 204: Type.Null(), ...errors(401, 403) } },
   }, async (request, reply) => {
     await mirror().removeRemote(actorOf(request).organization)
     return reply.status(204).send()

@@ -60,7 +60,8 @@ export interface RegistryIndex {
   getKeyByHash(hash: string): KeyRecord | undefined
   listKeys(organizationId: string): KeyRecord[]
   createKey(key: KeyRecord): Promise<void>
-  revokeKey(id: string, at: string): Promise<KeyRecord | undefined>
+  /** `guard` runs inside the transaction with the key as stored and may throw to refuse. */
+  revokeKey(id: string, at: string, guard?: (key: KeyRecord) => void): Promise<KeyRecord | undefined>
   recordKeyUse(uses: Map<string, string>): Promise<void>
 
   // Resources

@@ -167,3 +167,19 @@ export const repositoryKeys = {
   webhookDelivery: (provider: string, id: string) => [provider, id],
   webhookDeliveryOrder: (at: number, provider: string, id: string) => [at, provider, id],
 }
+
+// ---------------------------------------------------------------- console sessions (issue 17)
+
+/** Named databases of console sign-in sessions (`src/store/session-store.ts`). */
+export const SESSION_DATABASES = {
+  /** SHA-256 hex of a session id → SessionRecord (the id itself lives only in the browser's cookie) */
+  sessions: 'sessions',
+  /** [expires_at, session hash] → null: oldest expiry first, so expired sessions are swept in order */
+  sessionExpiry: 'session-expiry',
+} as const
+
+export const sessionKeys = {
+  expiry: (expiresAt: string, hash: string) => [expiresAt, hash],
+  /** Every session that expired at or before `at`. */
+  expiredRange: (at: string) => ({ start: [''], end: [at, '\uffff'] }),
+}

@@ -142,10 +142,11 @@ export class LmdbIndex implements RegistryIndex {
     this.db.keyHashes.put(key.hash, key.id)
   }
 
-  async revokeKey(id: string, at: string): Promise<KeyRecord | undefined> {
+  async revokeKey(id: string, at: string, guard?: (key: KeyRecord) => void): Promise<KeyRecord | undefined> {
     return this.atomic(() => {
       const key: KeyRecord | undefined = this.db.keys.get(id)
       if (!key) return undefined
+      guard?.(key)
       if (key.revoked_at) return key
       const revoked = { ...key, revoked_at: at }
       this.db.keys.put(id, revoked)

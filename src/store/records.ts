@@ -14,10 +14,16 @@ export interface OrganizationRecord {
   updated_at: string
 }
 
+/** What a key may do: `read` GETs only; `write` all but keys and organization settings; `admin` all. */
+export type KeyRole = 'read' | 'write' | 'admin'
+export const KEY_ROLES: readonly KeyRole[] = ['read', 'write', 'admin']
+
 export interface KeyRecord {
   id: string
   organization_id: string
   name: string | null
+  /** Absent on keys issued before roles existed: those are `admin`. */
+  role?: KeyRole
   /** SHA-256 hex of the whole key; the key itself is never stored. */
   hash: string
   created_at: string

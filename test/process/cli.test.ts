@@ -18,9 +18,13 @@ t.test('org, key and revoke commands', async (t) => {
   t.not(dup.code, 0, 'a taken slug fails')
 
   const key = cliJson([...s, 'key', 'create', '--org', 'acme', '--name', 'ci'])
-  t.match(key, { id: /^[0-9A-Z]{26}$/, api_key: /^sk_/ })
+  t.match(key, { id: /^[0-9A-Z]{26}$/, role: 'admin', api_key: /^sk_/ }, 'admin unless told')
+  const reader = cliJson([...s, 'key', 'create', '--org', 'acme', '--name', 'dashboards', '--role', 'read'])
+  t.match(reader, { role: 'read', api_key: /^sk_/ })
+  t.not(cli([...s, 'key', 'create', '--org', 'acme', '--role', 'owner']).code, 0, 'an unknown role is refused')
   const keys = cliJson([...s, 'key', 'list', '--org', 'acme']).keys
-  t.equal(keys.length, 2)
+  t.equal(keys.length, 3)
+  t.same(keys.map((k: { role: string }) => k.role).sort(), ['admin', 'admin', 'read'], 'the first key is admin')
   t.notMatch(JSON.stringify(keys), /sk_|hash/, 'secrets and hashes are never listed')
   t.ok(keys.every((k: Record<string, unknown>) => 'last_used_at' in k && 'created_at' in k))
 
@@ -32,6 +36,8 @@ t.test('org, key and revoke commands', async (t) => {
   t.teardown(() => server.stop('SIGKILL'))
   t.equal(server.key, undefined, 'no default organization when one exists')
   t.equal((await api(server.url, key.api_key, 'GET', '/v1/apis')).status, 200)
+  t.equal((await api(server.url, reader.api_key, 'GET', '/v1/apis')).status, 200)
+  t.equal((await api(server.url, reader.api_key, 'POST', '/v1/apis', { name: 'x' })).status, 403, 'a read key cannot write')
   t.match(cliJson([...s, 'key', 'revoke', key.id]), { key: { id: key.id, revoked_at: /Z$/ } })
   t.equal((await api(server.url, key.api_key, 'GET', '/v1/apis')).status, 401, 'revoked while the server runs: 401 on the next request')
   t.equal((await api(server.url, created.api_key, 'GET', '/v1/apis')).status, 200, 'other keys still work')

@@ -17,7 +17,7 @@ const openRegistry = (storage: string) =>
 async function prepare(storage: string, repoUrl: string) {
   const registry = openRegistry(storage)
   const { organization } = await registry.organizations.create('acme')
-  const actor: Actor = { organization, keyId: 'test' }
+  const actor: Actor = { organization, keyId: 'test', role: 'admin' }
   const { resource } = await registry.resources.create(actor, 'api', { name: 'Petstore' })
   await registry.resources.upload(resource, { document: petstore() })
   const sdk = await registry.sdks.create(actor, { name: 'Pets', targets: ['php'], apis: [{ api_id: resource.id }] })
