@@ -52,7 +52,7 @@ export async function importFile(registry: Registry, actor: Actor, root: string,
     const kind = classify(parseDocumentText(text).document)
     if (!kind) return { file: name, outcome: 'skipped', error: 'not an OpenAPI document, JSON Schema or ruleset' }
     const slug = deriveSlug(name.slice(0, -extname(name).length), kind)
-    const input = { body: text, envelope: false }
+    const input = { body: text, shape: 'document' as const }
     const existing = registry.index.getResourceBySlug(actor.organization.id, kind, slug)
     const resource = existing ?? (await registry.resources.create(actor, kind, {
       name: basename(file, extname(file)), slug, ...(kind === 'ruleset' ? { document: text } : {}),

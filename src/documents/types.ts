@@ -31,17 +31,25 @@ export interface TaskError {
 }
 
 /**
+ * How a raw upload body is read (docs/api.md, "Uploading a document"):
+ * - `json` (`application/json`): a JSON object with a `document` member is the envelope
+ *   `{ "document": … }` and may have no other member; any other JSON is the document itself;
+ * - `document` (the YAML and OpenAPI / JSON Schema media types, a multipart field): the document's
+ *   own text, JSON or YAML;
+ * - `untyped` (no Content-Type): as `json` when the body is JSON, else as `document`.
+ */
+export type BodyShape = 'json' | 'document' | 'untyped'
+
+/**
  * Step 1 of every upload: turn what the client sent into bytes to store and the canonical checksum.
  * Exactly one of `body` (raw request text) or `document` (an already-parsed `document` field) is given.
  */
 export interface DigestTask {
   op: 'digest'
-  /**
-   * Raw request body: text, or UTF-8 bytes (already checked to be UTF-8). With `envelope`, it is JSON
-   * `{ "document": … }`; else the document itself.
-   */
+  /** Raw request body: text, or UTF-8 bytes (already checked to be UTF-8), read as `shape` says. */
   body?: string | Uint8Array
-  envelope?: boolean
+  /** How `body` is read; `document` when absent. */
+  shape?: BodyShape
   /** The `document` member of a parsed request body: a JSON/YAML string or an object. */
   document?: unknown
   /** When the canonical checksum equals this, answer `{ unchanged: true }` and do no more work. */
@@ -58,7 +66,7 @@ export type DigestResult =
   | { unchanged: true; checksum: string; raw?: string }
   | {
       unchanged: false
-      /** With a `body`: its SHA-256 and envelope flag, the key of `currentRaw` (see DigestTask). */
+      /** With a `body`: its shape and SHA-256, the key of `currentRaw` (see DigestTask). */
       raw?: string
       /** `sha256:` + 64 hex of the canonical JSON. */
       checksum: string

@@ -20,6 +20,7 @@ import { encodePointer } from './pointer.js'
 import { bundleRegistryRefs, mayHaveRegistryRefs, registryRefTargets, type RegistryDocuments } from './registry-refs.js'
 import { compileRuleset, warmRulesets } from './ruleset.js'
 import type {
+  BodyShape,
   BundleResult,
   BundleTask,
   CheckResult,
@@ -117,8 +118,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
+/** A document read from an upload; `text` is null when it must be serialized (an object in an envelope). */
+type ParsedBody = { document: unknown; format: DocumentFormat; text: string | null }
+
 /** What `document` holds: a JSON/YAML string is parsed; an object is taken as JSON. */
-function fromMember(document: unknown): { document: unknown; format: DocumentFormat; text: string | null } {
+function fromMember(document: unknown): ParsedBody {
   if (typeof document === 'string') {
     const parsed = parseDocumentText(document)
     return { ...parsed, text: document }
@@ -132,16 +136,23 @@ function fromMember(document: unknown): { document: unknown; format: DocumentFor
   throw new RegistryError('invalid_document', message, [{ message, path: [] }])
 }
 
-function fromEnvelope(body: string): unknown {
-  let parsed: unknown
+function parseJsonBody(body: string): unknown {
   try {
-    parsed = JSON.parse(body)
+    return JSON.parse(body)
   } catch (err) {
     throw new RegistryError('invalid_request', `the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`)
   }
+}
+
+/**
+ * An `application/json` body: `{ "document": … }` (an object with a `document` member, and no other),
+ * or the document itself (any other object: it is stored as sent, in JSON).
+ */
+function fromJsonBody(body: string, parsed: unknown): ParsedBody {
   if (!isPlainObject(parsed)) {
-    throw new RegistryError('invalid_request', 'the request body must be a JSON object: { "document": … }')
+    throw new RegistryError('invalid_request', 'the request body must be a JSON object: the document itself, or { "document": … }')
   }
+  if (!Object.prototype.hasOwnProperty.call(parsed, 'document')) return { document: parsed, format: 'json', text: body }
   const unknown = Object.keys(parsed).filter((k) => k !== 'document')
   if (unknown.length > 0) {
     const names = unknown.slice(0, 10).map((k) => `'${k.length > 100 ? k.slice(0, 100) + '…' : k}'`).join(', ')
@@ -151,12 +162,22 @@ function fromEnvelope(body: string): unknown {
       unknown.slice(0, 10).map((k) => ({ message: 'unknown field', path: [k] })),
     )
   }
-  if (!Object.prototype.hasOwnProperty.call(parsed, 'document')) {
-    throw new RegistryError('invalid_request', "the request body must have 'document': { \"document\": … }", [
-      { message: 'required field', path: ['document'] },
-    ])
+  return fromMember(parsed.document)
+}
+
+/** Reads a raw body as its shape says (see BodyShape). */
+function fromBody(body: string, shape: BodyShape): ParsedBody {
+  if (shape === 'json') return fromJsonBody(body, parseJsonBody(body))
+  if (shape === 'untyped' && body.trimStart().startsWith('{')) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(body)
+    } catch {
+      parsed = undefined
+    }
+    if (parsed !== undefined) return fromJsonBody(body, parsed)
   }
-  return parsed.document
+  return { ...parseDocumentText(body), text: body }
 }
 
 /**
@@ -176,27 +197,20 @@ export function digest(task: DigestTask): DigestResult {
 function digestNow(task: DigestTask): DigestResult {
   const bodyHash = task.body === undefined ? undefined : createHash('sha256').update(task.body).digest('hex')
   // The envelope flag is part of the key: the same text is another document with or without it.
-  const raw = bodyHash === undefined ? undefined : `${task.envelope ? 'envelope' : 'document'}:${bodyHash}`
+  // The shape is part of the key: the same bytes can be another document read another way.
+  const raw = bodyHash === undefined ? undefined : `${task.shape ?? 'document'}:${bodyHash}`
   if (raw !== undefined && task.currentChecksum && task.currentRaw === raw) return { unchanged: true, checksum: task.currentChecksum, raw }
   const sent = task.body === undefined ? undefined : bodyText(task.body)
   const body = sent?.text
-  let parsed: { document: unknown; format: DocumentFormat; text: string | null }
-  if (task.envelope) {
-    if (body === undefined) throw new Error('digest: envelope without body')
-    parsed = fromMember(fromEnvelope(body))
-  } else if (body !== undefined) {
-    parsed = { ...parseDocumentText(body), text: body }
-  } else {
-    parsed = fromMember(task.document)
-  }
+  const parsed = body === undefined ? fromMember(task.document) : fromBody(body, task.shape ?? 'document')
   // Shape first: JSON.stringify and the canonical form recurse, and must only see bounded depth.
   assertDocumentShape(parsed.document)
   const canonical = canonicalJson(parsed.document)
   const checksum = checksumOf(canonical)
   if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum, ...(raw && { raw }) }
   const text = parsed.text ?? JSON.stringify(parsed.document)
-  // A bare body is the stored text: unless a byte-order mark was dropped, its hash is the blob's digest.
-  const digest = !task.envelope && sent?.asSent && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
+  // A body stored as sent: unless a byte-order mark was dropped, its hash is the blob's digest.
+  const digest = parsed.text === body && sent?.asSent && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
   // The summary costs nothing here and spares a check task when validation and lint are both cached.
   const registryRefs = mayHaveRegistryRefs(canonical) ? registryRefTargets(parsed.document) : []
   return {

@@ -3,7 +3,7 @@
  * so tests and other runtimes can supply their own.
  */
 import type {
-  BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DigestResult, DigestTask, DocumentKind,
+  BodyShape, BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DigestResult, DigestTask, DocumentKind,
   LintResult, LintTask,
 } from '../documents/types.js'
 import type { ResourceKind } from '../store/records.js'
@@ -33,4 +33,4 @@ export const DOCUMENT_KIND: Record<ResourceKind, DocumentKind> = {
  * What the client sent as a document: the raw request body (text, or UTF-8 bytes that move to the
  * worker and must not be read after), or the `document` member of a parsed body.
  */
-export type DocumentInput = { body: string | Uint8Array; envelope: boolean } | { document: unknown }
+export type DocumentInput = { body: string | Uint8Array; shape: BodyShape } | { document: unknown }

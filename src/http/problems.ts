@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RegistryError, type ErrorCode, type ProblemItem } from '../errors.js'
+import { unsupportedMediaType } from './body-parsers.js'
 
 /** Fastify's own errors, by code, in the service's vocabulary. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -81,7 +82,10 @@ export function sendProblem(reply: FastifyReply, error: RegistryError): FastifyR
 /** One error handler and one not-found handler for the whole app. */
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const problem = toRegistryError(error)
+    // Fastify's own 415 (a Content-Type it cannot even read) says what the route takes, like ours.
+    const problem = (error as FastifyError | undefined)?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+      ? unsupportedMediaType(request)
+      : toRegistryError(error)
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
     return sendProblem(reply, problem)
   })

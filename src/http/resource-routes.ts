@@ -6,9 +6,10 @@ import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { CreateInput, UpdateInput } from '../domain/resources.js'
 import { resourceView, versionView } from '../domain/views.js'
+import { invalidRequest } from '../errors.js'
 import type { ResourceKind, ResourceRecord } from '../store/records.js'
 import { actorOf } from './auth.js'
-import type { RawDocumentBody } from './body-parsers.js'
+import { registerUploadRoutes, type RawDocumentBody } from './body-parsers.js'
 import { sendDocument } from './document-reply.js'
 import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
@@ -68,8 +69,10 @@ const security = [{ bearer: [] }]
 
 export function documentInput(body: unknown): DocumentInput {
   const raw = body as RawDocumentBody | undefined
-  if (!raw || !(raw.raw instanceof Uint8Array)) return { body: '', envelope: true }
-  return { body: raw.raw, envelope: raw.envelope }
+  if (!raw || !(raw.raw instanceof Uint8Array) || raw.raw.byteLength === 0) {
+    throw invalidRequest('the upload has no body: send the document (JSON or YAML), or { "document": … }')
+  }
+  return { body: raw.raw, shape: raw.shape }
 }
 
 /** The routes every registry resource kind has under `/v1`. */
@@ -118,25 +121,6 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     return reply.status(204).send()
   })
 
-  app.post(`${item}/${k.documentPath}`, {
-    config: { rawDocument: true },
-    validatorCompiler: uploadValidatorCompiler,
-    schema: {
-      tags, security, summary: `Upload a document: a new version unless the checksum is unchanged`, params: Params,
-      querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'validate (and for APIs lint) only, store nothing' })) }),
-      body: UploadBody,
-      response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404, 413, 415, 422, 503) },
-    },
-  }, async (request, reply) => {
-    const resource = resourceOf(request)
-    const input = documentInput(request.body)
-    if ((request.query as { dry_run?: boolean } | undefined)?.dry_run) {
-      return { data: await registry.uploads.dryRun(resource, input) }
-    }
-    const { version, created } = await registry.uploads.upload(resource, input)
-    return reply.status(created ? 201 : 200).send({ data: versionView(version) })
-  })
-
   app.get(`${item}/${k.documentPath}`, {
     schema: { tags, security, summary: 'The current document (JSON, or YAML on request), with ETag', params: Params, querystring: FormatQuery, response: { 200: Type.Unknown({ description: 'the document' }), 304: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
@@ -182,17 +166,39 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     })
   }
 
-  if (kind === 'ruleset') {
-    app.post(`${item}/lint`, {
+  // Uploads (and lint, which takes a document the same way) in their own scope, which reads multipart.
+  registerUploadRoutes(app, (uploads) => {
+    uploads.post(`${item}/${k.documentPath}`, {
       config: { rawDocument: true },
       validatorCompiler: uploadValidatorCompiler,
       schema: {
-        tags, security, summary: "Lint any document with the ruleset's current version", params: Params, body: UploadBody,
-        response: { 200: Data(Type.Object({ findings: Type.Array(Finding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 404, 422, 503) },
+        tags, security, summary: `Upload a document: a new version unless the checksum is unchanged`, params: Params,
+        querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'validate (and for APIs lint) only, store nothing' })) }),
+        body: UploadBody,
+        response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404, 413, 415, 422, 503) },
       },
-    }, async (request) => {
-      const findings = await registry.uploads.lintWith(resourceOf(request), documentInput(request.body))
-      return { data: { findings, counts: countFindings(findings) } }
+    }, async (request, reply) => {
+      const resource = resourceOf(request)
+      const input = documentInput(request.body)
+      if ((request.query as { dry_run?: boolean } | undefined)?.dry_run) {
+        return { data: await registry.uploads.dryRun(resource, input) }
+      }
+      const { version, created } = await registry.uploads.upload(resource, input)
+      return reply.status(created ? 201 : 200).send({ data: versionView(version) })
     })
-  }
+
+    if (kind === 'ruleset') {
+      uploads.post(`${item}/lint`, {
+        config: { rawDocument: true },
+        validatorCompiler: uploadValidatorCompiler,
+        schema: {
+          tags, security, summary: "Lint any document with the ruleset's current version", params: Params, body: UploadBody,
+          response: { 200: Data(Type.Object({ findings: Type.Array(Finding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 404, 422, 503) },
+        },
+      }, async (request) => {
+        const findings = await registry.uploads.lintWith(resourceOf(request), documentInput(request.body))
+        return { data: { findings, counts: countFindings(findings) } }
+      })
+    }
+  })
 }

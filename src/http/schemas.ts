@@ -32,11 +32,30 @@ export const DocumentValue = Type.Unknown({
 
 export const DocumentEnvelope = Type.Object({ document: DocumentValue }, { additionalProperties: false })
 
-/** Upload bodies: a `{ document }` envelope as JSON, or the raw document as YAML. */
+const RawJson = Type.Object({}, { additionalProperties: true, description: 'the document itself, stored as sent' })
+const RawText = Type.String({ description: 'the document itself (JSON or YAML), stored as sent' })
+
+/**
+ * Upload bodies (docs/api.md, "Uploading a document"): JSON that is the document itself or a
+ * `{ document }` envelope (an object with a `document` member), the document in its own media type, or
+ * a multipart field named `document`. Without a Content-Type, the body is read as JSON when it is JSON.
+ */
 export const UploadBody = {
   content: {
-    'application/json': { schema: DocumentEnvelope },
-    'application/yaml': { schema: Type.String({ description: 'the raw document' }) },
+    'application/json': {
+      schema: Type.Union([DocumentEnvelope, RawJson], {
+        description: 'an object with a `document` member (and no other) is the envelope; any other object is the document itself',
+      }),
+    },
+    'application/vnd.oai.openapi+json': { schema: RawJson },
+    'application/schema+json': { schema: RawJson },
+    'application/vnd.oai.openapi': { schema: RawText },
+    'application/yaml': { schema: RawText },
+    'application/x-yaml': { schema: RawText },
+    'text/yaml': { schema: RawText },
+    'multipart/form-data': {
+      schema: Type.Object({ document: Type.String({ format: 'binary', description: 'the document file (curl -F document=@openapi.yaml), at most the body limit' }) }, { required: ['document'] }),
+    },
   },
 }
 

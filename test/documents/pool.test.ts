@@ -29,7 +29,7 @@ t.test('the pool digests, checks, lints and converts; errors come back as Regist
   t.ok(checked.findings?.some((f) => f.code === 'info-contact'))
   t.same(await workers.convert({ text: yaml, from: 'yaml', to: 'json' }), { text: '{"openapi":"3.0.3","info":{"title":"Pets","version":"1"},"paths":{}}' })
 
-  const envelope = await registryErrorAsync(workers.digest({ envelope: true, body: '{"document": {}, "extra": 1}' }))
+  const envelope = await registryErrorAsync(workers.digest({ shape: 'json', body: '{"document": {}, "extra": 1}' }))
   t.ok(envelope instanceof RegistryError)
   t.equal(envelope.code, 'invalid_request')
   t.equal(envelope.status, 400)

@@ -16,10 +16,10 @@ function taskError(value: unknown): TaskError['error'] {
 
 t.test('digest with the JSON envelope', async (t) => {
   const body = JSON.stringify({ document: { b: 1, a: { d: 2, c: 3 } } })
-  const asObject = digest({ op: 'digest', envelope: true, body })
+  const asObject = digest({ op: 'digest', shape: 'json', body })
   t.same(asObject, {
     unchanged: false,
-    raw: `envelope:${createHash('sha256').update(body).digest('hex')}`,
+    raw: `json:${createHash('sha256').update(body).digest('hex')}`,
     checksum: checksumOf('{"a":{"c":3,"d":2},"b":1}'),
     format: 'json',
     text: '{"b":1,"a":{"d":2,"c":3}}',
@@ -27,46 +27,71 @@ t.test('digest with the JSON envelope', async (t) => {
     canonical: '{"a":{"c":3,"d":2},"b":1}',
     summary: { openapi: '', title: '', version: '' },
   })
-  const asYamlString = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: yamlDoc }) }) as Extract<DigestResult, { unchanged: false }>
+  const asYamlString = digest({ op: 'digest', shape: 'json', body: JSON.stringify({ document: yamlDoc }) }) as Extract<DigestResult, { unchanged: false }>
   t.equal(asYamlString.format, 'yaml')
   t.equal(asYamlString.text, yamlDoc, 'the stored bytes are the upload\'s own text')
-  const asJsonString = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: '{"openapi": "3.1.0"}' }) }) as Extract<DigestResult, { unchanged: false }>
+  const asJsonString = digest({ op: 'digest', shape: 'json', body: JSON.stringify({ document: '{"openapi": "3.1.0"}' }) }) as Extract<DigestResult, { unchanged: false }>
   t.equal(asJsonString.format, 'json')
   t.equal(asJsonString.text, '{"openapi": "3.1.0"}')
   t.same(asJsonString.summary, { openapi: '3.1.0', title: '', version: '' }, 'the summary comes with the digest')
 })
 
+t.test('an application/json body without a document member is the document itself, stored as sent', async (t) => {
+  const text = '{\n  "openapi": "3.1.0",\n  "info": {"title": "Pets", "version": "1"},\n  "paths": {}\n}\n'
+  const raw = digest({ op: 'digest', shape: 'json', body: text }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(raw.format, 'json')
+  t.equal(raw.text, text, 'its own text, whitespace and all')
+  t.equal(raw.digest, createHash('sha256').update(text).digest('hex'))
+  t.same(raw.summary, { openapi: '3.1.0', title: 'Pets', version: '1' })
+  const enveloped = digest({ op: 'digest', shape: 'json', body: JSON.stringify({ document: JSON.parse(text) }) }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(enveloped.checksum, raw.checksum, 'the same document as in an envelope')
+  const empty = digest({ op: 'digest', shape: 'json', body: '{}' }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(empty.canonical, '{}', 'an empty object is a document (a JSON Schema that allows anything)')
+  t.equal(digest({ op: 'digest', shape: 'json', body: '{"doc": {}}' }).unchanged, false, 'no document member: the document itself')
+  t.equal(registryError(() => digest({ op: 'digest', shape: 'json', body: 'openapi: 3.1.0' })).code, 'invalid_request', 'application/json must be JSON')
+})
+
+t.test('a body without a Content-Type is JSON when it is JSON, else YAML', async (t) => {
+  const asJson = digest({ op: 'digest', shape: 'untyped', body: ' {"openapi": "3.1.0"}' }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(asJson.format, 'json')
+  t.equal(asJson.text, ' {"openapi": "3.1.0"}')
+  const enveloped = digest({ op: 'digest', shape: 'untyped', body: JSON.stringify({ document: yamlDoc }) }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(enveloped.text, yamlDoc, 'an envelope is an envelope')
+  t.equal(enveloped.format, 'yaml')
+  const asYaml = digest({ op: 'digest', shape: 'untyped', body: yamlDoc }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(asYaml.format, 'yaml')
+  t.equal(asYaml.checksum, enveloped.checksum)
+  const flow = digest({ op: 'digest', shape: 'untyped', body: '{openapi: 3.1.0}' }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(flow.format, 'yaml', 'a YAML flow mapping is YAML')
+  t.equal(registryError(() => digest({ op: 'digest', shape: 'untyped', body: '{"openapi": ' })).code, 'invalid_document', 'neither JSON nor YAML')
+})
+
 t.test('envelope errors are invalid_request, document errors invalid_document', async (t) => {
-  const unknown = registryError(() => digest({ op: 'digest', envelope: true, body: '{"document": {"a": 1}, "format": "yaml", "x": 1}' }))
+  const unknown = registryError(() => digest({ op: 'digest', shape: 'json', body: '{"document": {"a": 1}, "format": "yaml", "x": 1}' }))
   t.equal(unknown.code, 'invalid_request')
   t.equal(unknown.message, "unknown fields 'format', 'x': the body has only 'document'")
   t.same(unknown.errors, [{ message: 'unknown field', path: ['format'] }, { message: 'unknown field', path: ['x'] }])
 
-  const missing = registryError(() => digest({ op: 'digest', envelope: true, body: '{"doc": {}}' }))
-  t.equal(missing.code, 'invalid_request')
-  const onlyMissing = registryError(() => digest({ op: 'digest', envelope: true, body: '{}' }))
-  t.equal(onlyMissing.code, 'invalid_request')
-  t.match(onlyMissing.message, /must have 'document'/)
 
-  const malformed = registryError(() => digest({ op: 'digest', envelope: true, body: '{"document": {' }))
+  const malformed = registryError(() => digest({ op: 'digest', shape: 'json', body: '{"document": {' }))
   t.equal(malformed.code, 'invalid_request')
   t.match(malformed.message, /^the request body is not valid JSON: /)
 
   for (const body of ['[]', '"x"', 'null', '42']) {
-    const notObject = registryError(() => digest({ op: 'digest', envelope: true, body }))
+    const notObject = registryError(() => digest({ op: 'digest', shape: 'json', body }))
     t.equal(notObject.code, 'invalid_request', body)
-    t.match(notObject.message, /must be a JSON object/, body)
+    t.equal(notObject.message, 'the request body must be a JSON object: the document itself, or { "document": … }', body)
   }
 
   for (const [value, what] of [[42, 'a number'], [[1], 'an array'], [null, 'null'], [true, 'a boolean']] as const) {
-    const bad = registryError(() => digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: value }) }))
+    const bad = registryError(() => digest({ op: 'digest', shape: 'json', body: JSON.stringify({ document: value }) }))
     t.equal(bad.code, 'invalid_document')
     t.equal(bad.message, `'document' must be an object or a string holding JSON or YAML, not ${what}`)
   }
-  t.equal(registryError(() => digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: '[1, 2]' }) })).message, 'the document must be an object')
-  t.equal(registryError(() => digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: 'a: !custom x' }) })).code, 'invalid_document')
+  t.equal(registryError(() => digest({ op: 'digest', shape: 'json', body: JSON.stringify({ document: '[1, 2]' }) })).message, 'the document must be an object')
+  t.equal(registryError(() => digest({ op: 'digest', shape: 'json', body: JSON.stringify({ document: 'a: !custom x' }) })).code, 'invalid_document')
   t.equal(
-    registryError(() => digest({ op: 'digest', envelope: true, body: `{"document":{"x":${nested(10_000, 'object')}}}` })).message,
+    registryError(() => digest({ op: 'digest', shape: 'json', body: `{"document":{"x":${nested(10_000, 'object')}}}` })).message,
     'the document is nested too deeply (more than 256 levels)',
   )
 })
@@ -103,9 +128,14 @@ t.test('a body identical to the one that gave the current checksum is unchanged 
   t.same(digest({ op: 'digest', body: broken, currentChecksum: first.checksum, currentRaw: brokenRaw }).unchanged, true)
   t.equal(registryError(() => digest({ op: 'digest', body: broken, currentChecksum: first.checksum, currentRaw: first.raw })).code,
     'invalid_document', 'another body is parsed as ever')
-  const enveloped = digest({ op: 'digest', envelope: true, body: JSON.stringify({ document: yamlDoc }), currentChecksum: null })
-  t.not(enveloped.raw?.slice(9), first.raw?.slice(9), 'the envelope flag and the text make the key')
-  t.match(enveloped.raw, /^envelope:/)
+  const enveloped = digest({ op: 'digest', shape: 'json', body: JSON.stringify({ document: yamlDoc }), currentChecksum: null })
+  t.not(enveloped.raw?.slice(9), first.raw?.slice(9), 'the shape and the text make the key')
+  t.match(enveloped.raw, /^json:/)
+  const jsonText = '{"openapi": "3.1.0"}'
+  const asJson = digest({ op: 'digest', shape: 'json', body: jsonText, currentChecksum: null }) as Extract<DigestResult, { unchanged: false }>
+  const asDocument = digest({ op: 'digest', shape: 'document', body: jsonText, currentChecksum: null }) as Extract<DigestResult, { unchanged: false }>
+  t.equal(asJson.checksum, asDocument.checksum, 'a raw JSON document reads the same as JSON or as a document')
+  t.not(asJson.raw, asDocument.raw, 'but under another key')
   t.equal(digest({ op: 'digest', body: yamlDoc, currentChecksum: null, currentRaw: first.raw }).unchanged, false,
     'without a current checksum nothing is unchanged')
 })
@@ -120,7 +150,7 @@ t.test('a body as UTF-8 bytes digests as its text; a byte-order mark is dropped 
   t.equal(withBom.checksum, asText.checksum)
   t.not(withBom.raw, asText.raw, 'the raw key is of the bytes sent')
   const envelope = Buffer.from(`\ufeff${JSON.stringify({ document: { openapi: '3.1.0' } })}`)
-  t.equal((digest({ op: 'digest', envelope: true, body: new Uint8Array(envelope) }) as Extract<DigestResult, { unchanged: false }>).text, '{"openapi":"3.1.0"}')
+  t.equal((digest({ op: 'digest', shape: 'json', body: new Uint8Array(envelope) }) as Extract<DigestResult, { unchanged: false }>).text, '{"openapi":"3.1.0"}')
 })
 
 t.test('check validates by kind, and lints when given a ruleset', async (t) => {

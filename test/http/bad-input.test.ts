@@ -47,7 +47,7 @@ t.test('unknown fields and wrong types', async (t) => {
   expectProblem(t, await x.s.call({ method: 'POST', url: '/v1/apis', payload: { name: 42 } }), 400, 'invalid_request')
   expectProblem(t, await x.s.call({ method: 'PATCH', url: `/v1/apis/${x.apiId}`, payload: { visibility: 'secret' } }), 400, 'invalid_request')
   expectProblem(t, await upload(x, { document: petstore(), extra: 1 }), 400, 'invalid_request')
-  expectProblem(t, await upload(x, {}), 400, 'invalid_request')
+  expectProblem(t, await upload(x, {}), 422, 'invalid_document') // no `document` member: the (empty) document itself
   await assertNothingStoredAndServing(t, x)
   t.equal(json(await x.s.call({ method: 'GET', url: `/v1/apis/${x.apiId}` })).data.visibility, 'private')
 })
