@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   invalid_document: 422,
   invalid_reference: 422,
+  /** A URL given to be stored holds a control character (CR, LF, tab, NUL…); `errors[0].path` names the field. */
+  invalid_url: 422,
   lint_blocked: 422,
   no_output_repository: 422,
   rate_limited: 429,

@@ -11,6 +11,7 @@ import { now } from './ids.js'
 import { MirrorPusher } from './mirror-pusher.js'
 import { MirrorWriter, type MirrorLog } from './mirror-writer.js'
 import { OutboundPolicy } from './outbound.js'
+import { refuseControlCharacters } from './stored-urls.js'
 
 export interface MirrorOptions {
   storage: string
@@ -125,6 +126,7 @@ export class Mirror {
 
 /** Remotes are http(s) URLs without credentials in them: the token is given on its own, write-only. */
 export function checkRemoteUrl(url: string): void {
+  refuseControlCharacters(url, 'url')
   let parsed: URL
   try {
     parsed = new URL(url)

@@ -17,6 +17,7 @@ import { newId, now } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
 import type { Actor } from './organizations.js'
 import type { Resources } from './resources.js'
+import { refuseControlCharacters } from './stored-urls.js'
 import { SyncQueue } from './sync-queue.js'
 import type { UploadOutcome, Uploads } from './uploads.js'
 import {
@@ -78,6 +79,7 @@ function checkPath(path: string): string {
 
 /** The repository url: http or https, without credentials, query or fragment. */
 function checkUrl(url: string): { url: string; normalized: string } {
+  refuseControlCharacters(url, 'url')
   const refuse = (message: string) => invalidRequest(`url: ${message}`, [{ path: ['url'], message }])
   let parsed: URL
   try {

@@ -9,6 +9,7 @@ import { newId, now } from './ids.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import type { Actor } from './organizations.js'
 import { deriveSlug } from './slugs.js'
+import { refuseControlCharacters } from './stored-urls.js'
 import type { Uploads } from './uploads.js'
 
 export interface CreateInput {
@@ -93,6 +94,7 @@ export class Resources {
 
   async update(actor: Actor, kind: ResourceKind, id: string, input: UpdateInput): Promise<ResourceRecord> {
     this.require(actor, kind, id)
+    refuseControlCharacters(input.logo_url, 'logo_url')
     return this.index.updateResource(id, (current) => {
       if (kind === 'api' && input.ruleset_id) this.requireRuleset(current.organization_id, input.ruleset_id)
       const next: ResourceRecord = { ...current, updated_at: now() }

@@ -20,6 +20,7 @@ import { newId, now } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
 import type { Actor } from './organizations.js'
 import { deriveSlug } from './slugs.js'
+import { refuseControlCharacters } from './stored-urls.js'
 
 export interface SdkCreateInput {
   name: string
@@ -332,6 +333,8 @@ export function checkOutboundHosts(outbound: OutboundPolicy, input: Pick<Reposit
 }
 
 function checkRepositoryUrl(input: RepositoryInput): void {
+  refuseControlCharacters(input.url, 'url')
+  refuseControlCharacters(input.api_url, 'api_url')
   for (const [field, value] of [['url', input.url], ['api_url', input.api_url]] as const) {
     if (value === undefined || value === null) continue
     let url: URL
