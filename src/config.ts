@@ -28,6 +28,14 @@ export interface Config {
   outboundHosts: string[]
 }
 
+/** A setting the environment got wrong: the message names the variable, what it must be and what it was. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }
 
 /** Parses sizes such as `64mb`, `512kb` or a plain number of bytes. */
@@ -37,21 +45,48 @@ export function parseSize(text: string): number {
   return Math.floor(Number(match[1]) * UNITS[(match[2] ?? 'b').toLowerCase()])
 }
 
-function integer(name: string, value: string | undefined, fallback: number, min = 0): number {
+function integer(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value === '') return fallback
   const n = Number(value)
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${value}`)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer ${max < Number.MAX_SAFE_INTEGER ? `from ${min} to ${max}` : `>= ${min}`}, got ${value}`)
+  }
   return n
 }
 
+function size(name: string, value: string | undefined, fallback: string): number {
+  try {
+    return parseSize(value || fallback)
+  } catch {
+    throw new ConfigError(`${name} must be a size such as 64mb, 512kb or a number of bytes, got ${value}`)
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+function oneOf(name: string, value: string | undefined, allowed: string[], fallback: string): string {
+  if (value === undefined || value === '') return fallback
+  if (!allowed.includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${value}`)
+  return value
+}
+
+/** Reads the settings; a bad one throws a ConfigError naming it (start-up says so in one line). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return readConfig(env)
+  } catch (error) {
+    throw error instanceof ConfigError ? error : new ConfigError((error as Error).message)
+  }
+}
+
+function readConfig(env: NodeJS.ProcessEnv): Config {
   const lintMemoryMb = integer('REGISTRY_LINT_MEMORY_MB', env.REGISTRY_LINT_MEMORY_MB, 4096, 64)
   return {
-    port: integer('PORT', env.PORT, 8080),
+    port: integer('PORT', env.PORT, 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
     storage: resolve(env.REGISTRY_STORAGE || './storage'),
     publicHost: env.REGISTRY_PUBLIC_HOST || undefined,
-    bodyLimit: parseSize(env.REGISTRY_BODY_LIMIT || '64mb'),
+    bodyLimit: size('REGISTRY_BODY_LIMIT', env.REGISTRY_BODY_LIMIT, '64mb'),
     lintTimeoutMs: integer('REGISTRY_LINT_TIMEOUT_MS', env.REGISTRY_LINT_TIMEOUT_MS, 120_000, 1),
     lintMemoryMb,
     workers: integer('REGISTRY_WORKERS', env.REGISTRY_WORKERS, Math.max(1, Math.min(4, availableParallelism())), 1),
@@ -59,9 +94,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerMaxHeapMb: integer('REGISTRY_WORKER_MAX_HEAP_MB', env.REGISTRY_WORKER_MAX_HEAP_MB, Math.min(1024, Math.floor(lintMemoryMb / 2))),
     metricsToken: env.REGISTRY_METRICS_TOKEN || undefined,
     bootstrapKey: env.REGISTRY_BOOTSTRAP_KEY || undefined,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     rateLimitPerMinute: integer('REGISTRY_RATE_LIMIT', env.REGISTRY_RATE_LIMIT, 6000),
-    documentCacheBytes: parseSize(env.REGISTRY_DOCUMENT_CACHE || '256mb'),
+    documentCacheBytes: size('REGISTRY_DOCUMENT_CACHE', env.REGISTRY_DOCUMENT_CACHE, '256mb'),
     outboundHosts: parseOutboundHosts(env.REGISTRY_OUTBOUND_HOSTS),
   }
 }

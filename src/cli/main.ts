@@ -9,6 +9,7 @@ import { keyView, organizationView } from '../domain/views.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
 import { KEY_ROLES, type KeyRole } from '../store/records.js'
+import { checkStorage, explainStartupFailure } from '../startup.js'
 import { importFile, listImportFiles, type ImportResult } from './import.js'
 import { registerMirrorCommands } from './mirror.js'
 
@@ -27,6 +28,12 @@ program
 
 const globals = (): GlobalOptions => program.opts<GlobalOptions>()
 const storageDir = (): string => (globals().storage ? resolve(globals().storage!) : loadConfig().storage)
+/** The storage directory, checked: one that this user cannot read and write is refused with the fix. */
+const usableStorage = (): string => {
+  const storage = storageDir()
+  checkStorage(storage)
+  return storage
+}
 
 /** Prints the result: the JSON object with --json, else the human lines. */
 function output(json: unknown, lines: string[]): void {
@@ -36,7 +43,7 @@ function output(json: unknown, lines: string[]): void {
 
 /** Opens only the index and blobs: the commands that need no worker threads. */
 async function withStore<T>(action: (index: LmdbIndex, blobs: FsBlobStore) => Promise<T>): Promise<T> {
-  const storage = storageDir()
+  const storage = usableStorage()
   const index = new LmdbIndex(`${storage}/index`)
   try {
     return await action(index, new FsBlobStore(storage))
@@ -110,7 +117,7 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
   .requiredOption('--org <slug>', 'organization slug')
   .action(async (directory: string, options: { org: string }) => {
     const config = loadConfig()
-    const registry = Registry.open({ ...config, storage: storageDir() })
+    const registry = Registry.open({ ...config, storage: usableStorage() })
     try {
       const organization = registry.organizations.requireBySlug(options.org)
       const actor = { organization, keyId: 'cli', role: 'admin' as const }
@@ -138,10 +145,15 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
     }
   })
 
-registerMirrorCommands(program, { storageDir, output })
+registerMirrorCommands(program, { storageDir: usableStorage, output })
 
 program.parseAsync(process.argv).catch((error: Error & { code?: string }) => {
-  if (globals().json) process.stdout.write(`${JSON.stringify({ error: { code: error.code ?? 'error', message: error.message } })}\n`)
-  else process.stderr.write(`registry: ${error.message}\n`)
+  // A storage directory this user cannot use, or a bad setting: the line says how to fix it.
+  let storage: string | undefined
+  try { storage = storageDir() } catch { /* the configuration itself is what failed */ }
+  const message = explainStartupFailure(error, { storage }) ?? error.message
+  const code = typeof error.code === 'string' ? error.code : 'error'
+  if (globals().json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`)
+  else process.stderr.write(`registry: ${message}\n`)
   process.exitCode = 1
 })

@@ -25,9 +25,24 @@ export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env
 }
 
+/**
+ * The command line that runs node with `args` as users run it. tap's process-info hook puts its loader
+ * back into NODE_OPTIONS on every spawn, whatever env is given (userEnv's deletion alone is undone), so
+ * node is started through env(1), which drops it: the child runs without tap's instrumentation (which
+ * also fails in a child of another user, unable to write tap's .tap/ folder).
+ */
+export function nodeCommand(args: string[]): [string, string[]] {
+  return untapped(process.execPath, args)
+}
+
+/** Any command (a script with a node shebang, npm) run without tap's instrumentation: see nodeCommand. */
+export function untapped(command: string, args: string[]): [string, string[]] {
+  return ['/usr/bin/env', ['-u', 'NODE_OPTIONS', command, ...args]]
+}
+
 /** Starts the built server (`node dist/server.js`) as a real process on a free port. */
 export async function startServer(storage: string, env: Record<string, string> = {}): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['dist/server.js'], {
+  const child = spawn(...nodeCommand(['dist/server.js']), {
     cwd: ROOT,
     env: userEnv({ PORT: '0', HOST: '127.0.0.1', REGISTRY_STORAGE: storage, LOG_LEVEL: 'info', REGISTRY_WORKERS: '1', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -63,14 +78,24 @@ export async function startServer(storage: string, env: Record<string, string> =
 
 /** Runs the `registry` command (the built CLI) and answers its exit code and output. */
 export function cli(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, ['bin/registry.js', ...args], { cwd: ROOT, env: userEnv(env), encoding: 'utf8', timeout: 120_000 })
+  const result = spawnSync(...nodeCommand(['bin/registry.js', ...args]), { cwd: ROOT, env: userEnv(env), encoding: 'utf8', timeout: 120_000 })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
 /** As `cli`, without blocking this process: its own requests go on while the command runs. */
-export function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function cliAsync(args: string[], env: Record<string, string> = {}): Promise<Exit> {
+  return nodeAsync(['bin/registry.js', ...args], env)
+}
+
+export interface Exit { code: number | null; stdout: string; stderr: string }
+
+/**
+ * Runs node with `args` in the project, to its end (killed after 120 s), optionally as another user
+ * (`uid`/`gid`, when this process may switch).
+ */
+export function nodeAsync(args: string[], env: Record<string, string> = {}, user: { uid?: number; gid?: number } = {}): Promise<Exit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/registry.js', ...args], { cwd: ROOT, env: userEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(...nodeCommand(args), { cwd: ROOT, env: userEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...user })
     let stdout = ''
     let stderr = ''
     child.stdout!.on('data', (chunk) => { stdout += chunk })
