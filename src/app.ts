@@ -7,6 +7,7 @@ import type { Registry } from './domain/registry.js'
 import { notFound } from './errors.js'
 import { CSRF_HEADER, SESSION_COOKIE, requireKeys } from './http/auth.js'
 import { registerBodyParsers } from './http/body-parsers.js'
+import { decodeRequestBodies } from './http/content-encoding.js'
 import { registerProblemHandlers, sendProblem, toRegistryError } from './http/problems.js'
 import { publicRoutes } from './http/public-routes.js'
 import { KINDS, registerResourceRoutes } from './http/resource-routes.js'
@@ -101,6 +102,7 @@ export async function buildApp(
   })
   registerProblemHandlers(app)
   registerBodyParsers(app)
+  decodeRequestBodies(app)
 
   // Set when the request arrives rather than in onSend: error replies keep headers set before them, and
   // an onSend phase on every response cost more than the rest of a small GET's hooks together. A

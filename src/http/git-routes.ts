@@ -4,8 +4,6 @@
  * header); anything else is the same 401 with `WWW-Authenticate: Basic`, whether the organization
  * exists or not. Its own plugin scope: no JSON body parsers, only git's request type.
  */
-import { gunzip } from 'node:zlib'
-import { promisify } from 'node:util'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
@@ -15,8 +13,6 @@ import {
   advertisement, errorLine, fetchResponse, lsRefs, parseCommand, parseFetch, pkt, FLUSH, UnsupportedFetch, type FetchRequest,
 } from './git-protocol.js'
 import { Problem } from './schemas.js'
-
-const unzip = promisify(gunzip)
 
 const READ_ONLY = 'the mirror is read-only: clone and fetch only (git-upload-pack, protocol v2); push to the registry through its API'
 
@@ -118,14 +114,14 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
       consumes: ['application/x-git-upload-pack-request'],
       produces: ['application/x-git-upload-pack-result'],
       body: Binary,
-      response: { 200: Binary, 401: Problem, 404: Problem, 415: Problem },
+      response: { 200: Binary, 400: Problem, 401: Problem, 404: Problem, 413: Problem, 415: Problem },
     },
     // The body is pkt-lines, not JSON: the schema above documents it, nothing validates it as a string.
     validatorCompiler: () => () => true,
   }, async (request, reply) => {
     const repo = mirrorOf(request)
-    let body = request.body as Buffer
-    if (String(request.headers['content-encoding'] ?? '').toLowerCase() === 'gzip') body = await unzip(body)
+    // Inflated already when sent with Content-Encoding: gzip, within the body limit (content-encoding.ts).
+    const body = request.body as Buffer
     reply.header('content-type', 'application/x-git-upload-pack-result').header('cache-control', 'no-cache')
     let command
     try {

@@ -4,7 +4,10 @@
  * host → <origin>/api/v3 (GitHub Enterprise Server), GitLab → <origin>/api/v4.
  */
 import type { PullRequest } from '../store/sdk-records.js'
-import type { Fetch } from '../store/git-http.js'
+import { readText, type Fetch } from '../store/git-http.js'
+
+/** Largest answer read from a provider's API: its pull-request objects are a few KB. */
+const MAX_ANSWER_BYTES = 1024 * 1024
 
 export interface PullRequestInput {
   provider: 'github' | 'gitlab'
@@ -57,7 +60,7 @@ async function post(
     headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'api-registry' },
     body: JSON.stringify(body),
   })
-  const text = await response.text()
+  const text = await readText(response, MAX_ANSWER_BYTES)
   if (!response.ok) {
     // The provider's message helps (a missing scope, an existing pull request); the token is never in it.
     throw new Error(`${provider} answered ${response.status} to POST ${new URL(url).pathname}: ${text.slice(0, 500)}`)

@@ -25,6 +25,23 @@ export interface GitHttpOptions {
   maxBytes?: number
 }
 
+/**
+ * A response body as text, read until `maxBytes` and no further. fetch inflates a gzip or brotli
+ * answer as it is read, so a body's declared length says nothing of what it grows to: the inflated
+ * bytes are counted, and reading stops (and the transfer is cancelled) past the bound.
+ */
+export async function readText(response: Response, maxBytes: number): Promise<string> {
+  const chunks: Uint8Array[] = []
+  let length = 0
+  for await (const chunk of response.body ?? []) {
+    length += chunk.byteLength
+    // Leaving the loop cancels the transfer.
+    if (length > maxBytes) throw new DownloadTooLarge(maxBytes)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined): Promise<Buffer | undefined> {
   if (!body) return undefined
   const chunks: Uint8Array[] = []
