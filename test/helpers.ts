@@ -104,6 +104,7 @@ export function countingDocuments(counts: { lint: number; check: number; digest:
     lint: (task) => { counts.lint += 1; return inner.lint(task) },
     convert: (task) => inner.convert(task),
     bundle: (task) => inner.bundle(task),
+    diff: (task) => inner.diff(task),
     close: () => inner.close(),
   })
 }

@@ -23,6 +23,8 @@ import type {
   ConvertTask,
   BundleResult,
   BundleTask,
+  DiffResult,
+  DiffTask,
   DigestResult,
   DigestTask,
   LintResult,
@@ -251,7 +253,9 @@ export class DocumentWorkers {
       error =
         task.op === 'convert'
           ? new RegistryError('lint_timeout', `converting the document took longer than ${this.#timeoutMs} ms`)
-          : new RegistryError('lint_timeout', `validation and lint took longer than ${this.#timeoutMs} ms; nothing was stored`)
+          : task.op === 'diff'
+            ? new RegistryError('lint_timeout', `comparing the two versions took longer than ${this.#timeoutMs} ms; nothing was stored`)
+            : new RegistryError('lint_timeout', `validation and lint took longer than ${this.#timeoutMs} ms; nothing was stored`)
     } else if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
       this.#observer.workerEnded('memory')
       error = new RegistryError(
@@ -293,6 +297,10 @@ export class DocumentWorkers {
 
   bundle(task: Omit<BundleTask, 'op'>): Promise<BundleResult> {
     return this.#run({ ...task, op: 'bundle' })
+  }
+
+  diff(task: Omit<DiffTask, 'op'>): Promise<DiffResult> {
+    return this.#run({ ...task, op: 'diff' })
   }
 
   /** Ends every worker; pending tasks are rejected. */

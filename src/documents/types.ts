@@ -3,7 +3,10 @@
  * threads (see pool.ts); these are the shapes that cross the thread boundary.
  */
 import type { ProblemItem, ErrorCode } from '../errors.js'
+import type { DiffResult, DiffTask } from './diff/types.js'
 import type { RegistryDocuments } from './registry-refs.js'
+
+export type { DiffResult, DiffTask }
 
 export type DocumentKind = 'openapi' | 'jsonschema' | 'ruleset'
 export type DocumentFormat = 'json' | 'yaml'
@@ -139,4 +142,4 @@ export interface BundleResult {
   checksum: string
 }
 
-export type Task = DigestTask | CheckTask | LintTask | ConvertTask | BundleTask
+export type Task = DigestTask | CheckTask | LintTask | ConvertTask | BundleTask | DiffTask

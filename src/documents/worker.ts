@@ -12,6 +12,8 @@ import { RegistryError } from '../errors.js'
 import type { ProblemItem } from '../errors.js'
 import { canonicalJson, checksumOf } from './canonical.js'
 import { convertText } from './convert.js'
+import { diffJsonSchema } from './diff/jsonschema.js'
+import { diffOpenApi } from './diff/openapi.js'
 import { validateJsonSchema, warmJsonSchema } from './jsonschema.js'
 import { lintDocument } from './lint.js'
 import { validateOpenApi, warmOpenApi } from './openapi.js'
@@ -27,6 +29,8 @@ import type {
   CheckTask,
   ConvertResult,
   ConvertTask,
+  DiffResult,
+  DiffTask,
   DigestResult,
   DigestTask,
   DocumentFormat,
@@ -50,7 +54,7 @@ export interface StartedMessage {
 }
 
 /** The phases of a task that are timed (seconds) and reported to the pool after every task. */
-export type WorkPhase = 'digest' | 'validate' | 'lint' | 'convert'
+export type WorkPhase = 'digest' | 'validate' | 'lint' | 'convert' | 'diff'
 
 /**
  * Posted by a worker after every task: how long its phases took and how large its heap is, so that
@@ -64,7 +68,7 @@ export interface StatsMessage {
   }
 }
 
-export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | { warmed: true } | TaskError
+export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | DiffResult | { warmed: true } | TaskError
 
 /** What a worker compiles and loads before its first upload needs it, in steps of at most ~0.5 s. */
 const WARM_STEPS: (() => void)[] = [() => warmOpenApi('3.0'), () => warmOpenApi('3.1'), warmJsonSchema, warmRulesets]
@@ -296,6 +300,15 @@ export async function lint(task: LintTask): Promise<LintResult> {
   return { findings: await timedLint(() => lintDocument(task.canonical, task.ruleset)) }
 }
 
+/** Compares two stored documents (see diff/). */
+export function diff(task: DiffTask): DiffResult {
+  return timed('diff', () => {
+    const before = parseDocumentText(task.before).document
+    const after = parseDocumentText(task.after).document
+    return task.kind === 'openapi' ? diffOpenApi(before, after) : diffJsonSchema(before, after)
+  })
+}
+
 export function convert(task: ConvertTask): ConvertResult {
   return timed('convert', () => ({ text: convertText(task.text, task.from, task.to) }))
 }
@@ -328,6 +341,8 @@ export default async function run(task: WorkerTask & { runId?: number }): Promis
         return convert(task)
       case 'bundle':
         return bundle(task)
+      case 'diff':
+        return diff(task)
       case 'warm':
         warm()
         return { warmed: true }

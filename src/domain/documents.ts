@@ -3,7 +3,7 @@
  * so tests and other runtimes can supply their own.
  */
 import type {
-  BodyShape, BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DigestResult, DigestTask, DocumentKind,
+  BodyShape, BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DiffResult, DiffTask, DigestResult, DigestTask, DocumentKind,
   LintResult, LintTask,
 } from '../documents/types.js'
 import type { ResourceKind } from '../store/records.js'
@@ -16,6 +16,8 @@ export interface DocumentProcessor {
   lint(task: Input<LintTask>): Promise<LintResult>
   convert(task: Input<ConvertTask>): Promise<ConvertResult>
   bundle(task: Input<BundleTask>): Promise<BundleResult>
+  /** Compares two versions' documents (off the event loop, like everything here). */
+  diff(task: Input<DiffTask>): Promise<DiffResult>
   close(): Promise<void>
   /** False when no worker can take a task (closed, or none running); absent: always ready. */
   readonly ready?: boolean

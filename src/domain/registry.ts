@@ -13,6 +13,7 @@ import { LmdbSiteStore } from '../store/site-store.js'
 import { Sites } from './sites.js'
 import { Resources } from './resources.js'
 import { Uploads } from './uploads.js'
+import { Changes } from './changes.js'
 import { Versions } from './versions.js'
 import { SdkStore } from '../store/sdk-store.js'
 import { BuildRunner } from './build-runner.js'
@@ -36,6 +37,8 @@ export class Registry {
   readonly resources: Resources
   readonly uploads: Uploads
   readonly versions: Versions
+  /** Diffs between versions, the compatibility gate and changelogs (issue 20). */
+  readonly changes: Changes
   readonly publicRegistry: PublicRegistry
   /** Hosted documentation sites and their guides (issue 6). */
   readonly sites: Sites
@@ -58,6 +61,7 @@ export class Registry {
   ) {
     this.organizations = new Organizations(index)
     this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
+    this.changes = new Changes(index, blobs, documents)
     this.uploads = new Uploads(index, blobs, documents, metrics)
     this.resources = new Resources(index, this.uploads, metrics)
     this.versions = new Versions(index, blobs, documents, undefined, metrics)

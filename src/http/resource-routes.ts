@@ -11,6 +11,7 @@ import type { ResourceKind, ResourceRecord } from '../store/records.js'
 import { actorOf } from './auth.js'
 import { registerUploadRoutes, type RawDocumentBody } from './body-parsers.js'
 import { sendDocument } from './document-reply.js'
+import { registerChangeRoutes } from './change-routes.js'
 import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
 import {
@@ -156,6 +157,8 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     const { version, created } = await registry.versions.restore(resourceOf(request), (request.params as { version: string }).version)
     return reply.status(created ? 201 : 200).send({ data: versionView(version) })
   })
+
+  if (kind === 'api' || kind === 'schema') registerChangeRoutes(app, registry, { item, params: Params, tags, version: k.version, resourceOf })
 
   if (kind === 'api') {
     app.get(`${item}/versions/:version/findings`, {

@@ -114,6 +114,23 @@ export const Api = Type.Object({
 export const Schema = Type.Object({ ...resourceFields, current: Nullable(SchemaVersion) })
 export const Ruleset = Type.Object({ ...resourceFields, blocking_severity: BlockingSeverity, current: Nullable(RulesetVersion) })
 
+export const Classification = Type.Enum(['breaking', 'non-breaking', 'annotation'])
+
+export const Change = Type.Object({
+  kind: Type.Enum(['added', 'removed', 'changed']),
+  pointer: Type.String({ description: 'RFC 6901 JSON pointer into the `to` document (into the `from` document for `removed`)' }),
+  operation: Nullable(Type.Object({
+    method: Type.String({ description: 'lower case' }),
+    path: Type.String({ description: "the path as the document writes it (`webhooks/{name}` for an OpenAPI 3.1 webhook)" }),
+  }, { description: 'OpenAPI: the operation the change belongs to' })),
+  component: Nullable(Type.String({ description: 'OpenAPI: the component (`schemas/Pet`) of a change that belongs to no operation' })),
+  classification: Classification,
+  check: Type.String({ description: 'the check that found it (docs/changes.md)' }),
+  message: Type.String(),
+}, { description: 'One change between two versions (docs/changes.md)' })
+
+export const ChangeSummary = Type.Object({ breaking: Type.Integer(), non_breaking: Type.Integer(), annotation: Type.Integer() })
+
 export const Data = <T extends TSchema>(schema: T) => Type.Object({ data: schema })
 export const List = <T extends TSchema>(schema: T) => Type.Object({ data: Type.Array(schema), total: Type.Integer() })
 

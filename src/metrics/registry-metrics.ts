@@ -35,7 +35,7 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
       'registry_http_request_duration_seconds', 'Time from receiving a request to the end of its response'))
     this.phaseSeconds = new Histogram({
       name: 'registry_document_phase_duration_seconds',
-      help: 'Time a document worker spent per phase: digest (parse and checksum), validate, lint (Spectral), convert',
+      help: 'Time a document worker spent per phase: digest (parse and checksum), validate, lint (Spectral), convert, diff (comparing two versions)',
       labelNames: ['phase'], buckets: PHASE_BUCKETS, registers,
     })
     this.lintCacheLookups = new Counter({
@@ -134,5 +134,5 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
 const HIT = { result: 'hit' }
 const MISS = { result: 'miss' }
 const PHASES: Record<WorkPhase, { phase: WorkPhase }> = {
-  digest: { phase: 'digest' }, validate: { phase: 'validate' }, lint: { phase: 'lint' }, convert: { phase: 'convert' },
+  digest: { phase: 'digest' }, validate: { phase: 'validate' }, lint: { phase: 'lint' }, convert: { phase: 'convert' }, diff: { phase: 'diff' },
 }

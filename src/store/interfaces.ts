@@ -2,7 +2,7 @@
  * The two small interfaces the domain sees. The LMDB index and the file-system blob store implement
  * them; a database-server backend would implement the same two.
  */
-import type { DocumentFormat, Finding } from '../documents/types.js'
+import type { DiffResult, DocumentFormat, Finding } from '../documents/types.js'
 import type {
   KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from './records.js'
@@ -100,6 +100,12 @@ export interface RegistryIndex {
   putLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void>
   /** True once a version with this checksum was committed for a resource of this kind. */
   isKnownValid(kind: ResourceKind, checksum: string): boolean
+  /**
+   * The diff of two documents by their checksums. `method` names the comparison and its version
+   * (`openapi/1`): a result is a pure function of the method and the two documents.
+   */
+  getDiffResult(method: string, fromChecksum: string, toChecksum: string): DiffResult | undefined
+  putDiffResult(method: string, fromChecksum: string, toChecksum: string, result: DiffResult): Promise<void>
 
   /** Writes a consistent copy of the index to `directory`. */
   backup(directory: string): Promise<void>

@@ -34,6 +34,8 @@ export const DATABASES = {
   lintResults: 'lint-results',
   /** [resource kind, checksum] → true once a version with that content was committed for that kind */
   validDocuments: 'valid-documents',
+  /** [diff method, from checksum, to checksum] → DiffResult: the diff of two documents, computed once */
+  diffResults: 'diff-results',
 } as const
 
 export type Scope = 'all' | 'public'
@@ -54,6 +56,7 @@ export const keys = {
   rulesetApiRange: (rulesetId: string) => ({ start: [rulesetId], end: [rulesetId, '\uffff'] }),
   lintResult: (rulesetChecksum: string, documentChecksum: string) => [rulesetChecksum, documentChecksum],
   validDocument: (kind: string, checksum: string) => [kind, checksum],
+  diffResult: (method: string, fromChecksum: string, toChecksum: string) => [method, fromChecksum, toChecksum],
 }
 
 // ---------------------------------------------------------------- SDKs and builds (issue 7)

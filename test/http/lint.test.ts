@@ -111,6 +111,7 @@ function holdFirstCheck() {
     lint: (task) => inner.lint(task),
     convert: (task) => inner.convert(task),
     bundle: (task) => inner.bundle(task),
+    diff: (task) => inner.diff(task),
     close: () => inner.close(),
   })
   return { wrap, release, inFlight, arm: () => { held = false } }

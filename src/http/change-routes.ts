@@ -1,0 +1,45 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type, type TSchema } from 'typebox'
+import { diffView } from '../domain/changes.js'
+import { toPageRequest } from '../domain/pagination.js'
+import type { Registry } from '../domain/registry.js'
+import type { Classification } from '../documents/diff/types.js'
+import type { ResourceRecord } from '../store/records.js'
+import { Change, ChangeSummary, Classification as ClassificationSchema, PageQuery, Problem } from './schemas.js'
+
+/** What the resource routes lend the change routes: their path, parameters and resource lookup. */
+export interface ResourceRouteContext {
+  item: string
+  params: TSchema
+  tags: string[]
+  version: TSchema
+  resourceOf: (request: FastifyRequest) => ResourceRecord
+}
+
+const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+const security = [{ bearer: [] }]
+
+export const DiffQuery = Type.Object({
+  from: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'version number; default: the version before `to`' })),
+  to: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'version number; default: the current version' })),
+  classification: Type.Optional(ClassificationSchema),
+  ...PageQuery.properties,
+})
+
+/** `GET …/diff` of APIs and schemas (docs/changes.md). */
+export function registerChangeRoutes(app: FastifyInstance, registry: Registry, route: ResourceRouteContext): void {
+  const Diff = Type.Object({
+    data: Type.Object({ from: route.version, to: route.version, summary: ChangeSummary, changes: Type.Array(Change) }),
+    total: Type.Integer({ description: 'changes of the class asked for (all when none), across pages' }),
+  })
+  app.get(`${route.item}/diff`, {
+    schema: {
+      tags: route.tags, security, summary: 'What changed between two versions, breaking changes first', params: route.params,
+      querystring: DiffQuery, response: { 200: Diff, ...errors(400, 401, 404, 503) },
+    },
+  }, async (request) => {
+    const query = request.query as { from?: number; to?: number; classification?: Classification; page?: number; limit?: number }
+    const diff = await registry.changes.between(route.resourceOf(request), query.from, query.to)
+    return diffView(diff, toPageRequest(query.page, query.limit), query.classification)
+  })
+}
