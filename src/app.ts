@@ -14,6 +14,7 @@ import { KINDS, registerResourceRoutes } from './http/resource-routes.js'
 import { clientErrorHandler } from './http/client-errors.js'
 import { consoleRoutes } from './http/console-routes.js'
 import { recordRequests, registerMetricsRoute } from './http/metrics-routes.js'
+import { protectHtmlResponses } from './http/html-headers.js'
 import { registerServiceRoutes } from './http/service-routes.js'
 import { registerDocsRoutes } from './http/docs-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
@@ -92,6 +93,7 @@ export async function buildApp(
   app.setSerializerCompiler(() => (data) => JSON.stringify(data))
   app.decorateRequest('actor', null)
   recordRequests(app, metrics)
+  protectHtmlResponses(app)
   metrics.track(registry)
   // SDK builds run while the app serves: queued builds (those left by a restart too) start when it is ready.
   app.addHook('onReady', (done) => { registry.builds.start(); done() })

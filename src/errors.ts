@@ -3,7 +3,7 @@
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
-  /** The key's role does not allow this (a `read` key writing, a `write` key managing keys), or a console session's change without its CSRF header. */
+  /** The key's role does not allow this (a `read` key writing, a `write` key managing keys), a console session's change without its CSRF header, or /metrics from another host without REGISTRY_METRICS_TOKEN. */
   forbidden: 403,
   not_found: 404,
   request_timeout: 408,

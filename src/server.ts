@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { loadConfig } from './config.js'
 import { buildApp } from './app.js'
 import { Registry } from './domain/registry.js'
+import { METRICS_LOOPBACK_NOTICE } from './http/metrics-routes.js'
 import { RegistryMetrics } from './metrics/registry-metrics.js'
 import { checkStorage, explainStartupFailure, fatalLogLine, type StartupContext } from './startup.js'
 
@@ -60,6 +61,7 @@ async function start(context: StartupContext): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'))
   const address = listeningAddress(app.server.address() as AddressInfo)
   app.log.info({ address, storage: config.storage }, `registry listening on ${address}`)
+  if (!config.metricsToken) app.log.info(METRICS_LOOPBACK_NOTICE)
   // The git mirror's writer replays pending changes, then follows new ones. It starts once the server
   // answers: its first round checks every organization's repository, which on a large index (or after
   // an import) would otherwise hold back start-up.

@@ -32,16 +32,32 @@ export function recordRequests(app: FastifyInstance, metrics: RegistryMetrics): 
   })
 }
 
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 addresses. */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false
+  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address
+  return v4 === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)
+}
+
+/** What the start-up log says about `/metrics` when no token is set. */
+export const METRICS_LOOPBACK_NOTICE =
+  'GET /metrics answers clients on this host only; set REGISTRY_METRICS_TOKEN to expose it to a scraper elsewhere (Authorization: Bearer <token>)'
+
 /**
- * `GET /metrics` in Prometheus' text format. Open like `/healthz` unless a token is configured; then
- * it needs `Authorization: Bearer <token>` (compared in constant time, as digests).
+ * `GET /metrics` in Prometheus' text format. Without a token it answers loopback clients only (the
+ * client address as `request.ip` has it, so behind a trusted proxy the proxy's client); with a token
+ * it needs `Authorization: Bearer <token>` (compared in constant time, as digests) from anywhere.
  */
 export function registerMetricsRoute(app: FastifyInstance, metrics: RegistryMetrics, token: string | undefined): void {
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`)
   app.get('/metrics', {
     config: { rateLimit: false },
-    schema: { tags: ['Service'], summary: 'Prometheus metrics', description: 'Needs `Authorization: Bearer <REGISTRY_METRICS_TOKEN>` when that is set.' },
+    schema: { tags: ['Service'], summary: 'Prometheus metrics', description: 'Needs `Authorization: Bearer <REGISTRY_METRICS_TOKEN>` when that is set; without it, answers loopback clients only (403 otherwise).' },
   }, async (request, reply) => {
+    if (!expected && !isLoopback(request.ip)) {
+      return sendProblem(reply, new RegistryError('forbidden',
+        '/metrics answers clients on the server\'s own host only: set REGISTRY_METRICS_TOKEN to scrape it from elsewhere'))
+    }
     if (expected && !timingSafeEqual(digest(request.headers.authorization ?? ''), expected)) {
       return sendProblem(reply, new RegistryError('unauthorized', 'the metrics token is required: Authorization: Bearer <REGISTRY_METRICS_TOKEN>',
         undefined, { 'www-authenticate': 'Bearer' }))
