@@ -5,10 +5,10 @@ import type {
   BlockingSeverity, Page, ResourceKind, ResourceRecord, VersionRecord, Visibility,
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
-import { newId, now } from './ids.js'
+import { newId, now, resolveRef } from './ids.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import type { Actor } from './organizations.js'
-import { deriveSlug } from './slugs.js'
+import { checkSlug, deriveSlug } from './slugs.js'
 import { refuseControlCharacters } from './stored-urls.js'
 import type { Uploads } from './uploads.js'
 
@@ -46,10 +46,17 @@ export class Resources {
     private readonly metrics: DomainMetrics = NO_METRICS,
   ) {}
 
-  /** A resource of this kind in the actor's organization; anything else is the same 404. */
-  require(actor: Pick<Actor, 'organization'>, kind: ResourceKind, id: string): ResourceRecord {
-    const resource = this.index.getResource(id)
-    if (!resource || resource.kind !== kind || resource.organization_id !== actor.organization.id) throw notFound(kind)
+  /**
+   * A resource of this kind in the actor's organization, by id or slug (see resolveRef); anything else
+   * is the same 404.
+   */
+  require(actor: Pick<Actor, 'organization'>, kind: ResourceKind, ref: string): ResourceRecord {
+    const org = actor.organization.id
+    const resource = resolveRef(ref, (id) => {
+      const found = this.index.getResource(id)
+      return found && found.kind === kind && found.organization_id === org ? found : undefined
+    }, (slug) => this.index.getResourceBySlug(org, kind, slug))
+    if (!resource) throw notFound(kind)
     return resource
   }
 
@@ -59,6 +66,7 @@ export class Resources {
 
   async create(actor: Actor, kind: ResourceKind, input: CreateInput): Promise<{ resource: ResourceRecord; version?: VersionRecord }> {
     const org = actor.organization.id
+    checkSlug(input.slug)
     if (kind === 'api' && input.ruleset_id !== undefined) this.requireRuleset(org, input.ruleset_id)
     const document = kind === 'ruleset' && input.document === undefined ? DEFAULT_RULESET : input.document
     const prepared = document === undefined || kind === 'api' ? undefined : await this.uploads.prepareNew(kind, { document })
@@ -95,6 +103,7 @@ export class Resources {
   async update(actor: Actor, kind: ResourceKind, id: string, input: UpdateInput): Promise<ResourceRecord> {
     this.require(actor, kind, id)
     refuseControlCharacters(input.logo_url, 'logo_url')
+    checkSlug(input.slug)
     return this.index.updateResource(id, (current) => {
       if (kind === 'api' && input.ruleset_id) this.requireRuleset(current.organization_id, input.ruleset_id)
       const next: ResourceRecord = { ...current, updated_at: now() }

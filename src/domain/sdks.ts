@@ -16,10 +16,10 @@ import type {
 import type { SdkStore } from '../store/sdk-store.js'
 import { generatorOf } from '../sdk/generate.js'
 import { apiBase } from '../sdk/providers.js'
-import { newId, now } from './ids.js'
+import { newId, now, resolveRef } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
 import type { Actor } from './organizations.js'
-import { deriveSlug } from './slugs.js'
+import { checkSlug, deriveSlug } from './slugs.js'
 import { refuseControlCharacters } from './stored-urls.js'
 
 export interface SdkCreateInput {
@@ -68,9 +68,18 @@ export class Sdks {
 
   // ---------------------------------------------------------------- SDKs
 
-  require(actor: ActorScope, id: string): SdkRecord {
-    const sdk = this.store.getSdk(id)
-    if (!sdk || sdk.organization_id !== actor.organization.id) throw notFound('sdk')
+  /** An SDK of the actor's organization, by id or slug (see resolveRef); anything else is the same 404. */
+  require(actor: ActorScope, ref: string): SdkRecord {
+    const org = actor.organization.id
+    const byId = (id: string) => {
+      const found = this.store.getSdk(id)
+      return found?.organization_id === org ? found : undefined
+    }
+    const sdk = resolveRef(ref, byId, (slug) => {
+      const id = this.store.sdkIdBySlug(org, slug)
+      return id === undefined ? undefined : byId(id)
+    })
+    if (!sdk) throw notFound('sdk')
     return sdk
   }
 
@@ -84,6 +93,7 @@ export class Sdks {
 
   async create(actor: ActorScope, input: SdkCreateInput): Promise<SdkRecord> {
     const org = actor.organization.id
+    checkSlug(input.slug)
     const at = now()
     return this.store.transaction(() => {
       const sdk: SdkRecord = {
@@ -105,6 +115,7 @@ export class Sdks {
 
   async update(actor: ActorScope, id: string, input: SdkUpdateInput): Promise<SdkRecord> {
     this.require(actor, id)
+    checkSlug(input.slug)
     return this.store.transaction(() => {
       const before = this.require(actor, id)
       const next: SdkRecord = { ...before, updated_at: now() }

@@ -2,10 +2,10 @@ import { RegistryError, invalidRequest, notFound, type ProblemItem } from '../er
 import type { RegistryIndex } from '../store/interfaces.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord, Visibility } from '../store/records.js'
 import type { GuideRecord, SiteRecord, SiteStore } from '../store/site-store.js'
-import { newId, now } from './ids.js'
+import { newId, now, resolveRef } from './ids.js'
 import type { Actor } from './organizations.js'
 import type { Resources } from './resources.js'
-import { deriveSlug } from './slugs.js'
+import { checkSlug, deriveSlug } from './slugs.js'
 
 export type { GuideRecord, SiteRecord }
 
@@ -70,10 +70,14 @@ export class Sites {
 
   // ---------------------------------------------------------------- sites
 
-  /** A site of the actor's organization; anything else is the same 404. */
-  require(actor: Pick<Actor, 'organization'>, id: string): SiteRecord {
-    const site = this.store.get(id)
-    if (!site || site.organization_id !== actor.organization.id) throw notFound('site')
+  /** A site of the actor's organization, by id or slug (see resolveRef); anything else is the same 404. */
+  require(actor: Pick<Actor, 'organization'>, ref: string): SiteRecord {
+    const org = actor.organization.id
+    const site = resolveRef(ref, (id) => {
+      const found = this.store.get(id)
+      return found?.organization_id === org ? found : undefined
+    }, (slug) => this.store.getBySlug(org, slug))
+    if (!site) throw notFound('site')
     return site
   }
 
@@ -83,6 +87,7 @@ export class Sites {
 
   async create(actor: Actor, input: SiteInput): Promise<SiteRecord> {
     const org = actor.organization.id
+    checkSlug(input.slug)
     const at = now()
     const record: SiteRecord = {
       id: newId(),
@@ -105,6 +110,7 @@ export class Sites {
 
   async update(actor: Actor, id: string, input: SiteUpdate): Promise<SiteRecord> {
     this.require(actor, id)
+    checkSlug(input.slug)
     const domains = input.domains === undefined ? undefined : normalizeDomains(input.domains)
     let before: SiteRecord | undefined
     const after = await this.store.update(id, (current) => {

@@ -4,7 +4,7 @@ import type { DocumentFormat } from '../documents/types.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'
-import { newId, now } from './ids.js'
+import { isUlid, newId, now } from './ids.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { RegistryReferences, type Reader } from './registry-refs.js'
 
@@ -47,6 +47,11 @@ export class Versions {
     const version = this.index.getVersionById(versionId)
     if (!version || version.resource_id !== resource.id) throw notFound('version')
     return version
+  }
+
+  /** A version named in a path: by id (a ULID), or by its number (docs/api.md, "Ids and slugs"). */
+  byRef(resource: ResourceRecord, ref: string): VersionRecord {
+    return isUlid(ref) ? this.byId(resource, ref) : this.byNumber(resource, Number(ref))
   }
 
   byNumber(resource: ResourceRecord, number: number): VersionRecord {

@@ -1,11 +1,11 @@
 /** Repository connection and manual sync of an API (issue 5, items 6 and 8), under `/v1` with a key. */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
 import { connectionView, type ConnectInput } from '../domain/repository-sync.js'
 import { versionView } from '../domain/views.js'
 import { actorOf } from './auth.js'
-import { Data, Nullable, Problem, SpecVersion, Ulid } from './schemas.js'
+import { Data, IdOrSlug, Nullable, Problem, SpecVersion, Ulid } from './schemas.js'
 
 const Provider = Type.Enum(['github', 'gitlab'])
 
@@ -54,14 +54,15 @@ const Connection = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 })
 
-const Params = Type.Object({ api: Ulid })
+const Params = Type.Object({ api: IdOrSlug })
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
 const tags = ['Repository sync']
 const security = [{ bearer: [] }]
 
 export function registerRepositoryRoutes(app: FastifyInstance, registry: Registry): void {
   const sync = registry.repositorySync
-  const apiOf = (params: unknown) => (params as { api: string }).api
+  // The API's id, also when the path names it by slug.
+  const apiOf = (request: FastifyRequest) => registry.resources.require(actorOf(request), 'api', (request.params as { api: string }).api).id
 
   app.put('/v1/apis/:api/repository', {
     schema: {
@@ -70,7 +71,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       response: { 200: Data(Connection), 201: Data(Connection), ...errors(400, 401, 404) },
     },
   }, async (request, reply) => {
-    const { connection, created } = await sync.connect(actorOf(request), apiOf(request.params), request.body as ConnectInput)
+    const { connection, created } = await sync.connect(actorOf(request), apiOf(request), request.body as ConnectInput)
     return reply.status(created ? 201 : 200).send({ data: connectionView(connection) })
   })
 
@@ -79,7 +80,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       tags, security, params: Params, summary: "The API's repository connection and its last sync (never its secrets)",
       response: { 200: Data(Connection), ...errors(400, 401, 404) },
     },
-  }, async (request) => ({ data: connectionView(sync.connection(actorOf(request), apiOf(request.params))) }))
+  }, async (request) => ({ data: connectionView(sync.connection(actorOf(request), apiOf(request))) }))
 
   app.delete('/v1/apis/:api/repository', {
     schema: {
@@ -87,7 +88,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       response: { 204: Type.Null(), ...errors(400, 401, 404) },
     },
   }, async (request, reply) => {
-    await sync.disconnect(actorOf(request), apiOf(request.params))
+    await sync.disconnect(actorOf(request), apiOf(request))
     return reply.status(204).send()
   })
 
@@ -98,7 +99,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       response: { 200: Data(SpecVersion), 201: Data(SpecVersion), ...errors(400, 401, 404, 422, 502, 503) },
     },
   }, async (request, reply) => {
-    const { version, created } = await sync.sync(actorOf(request), apiOf(request.params))
+    const { version, created } = await sync.sync(actorOf(request), apiOf(request))
     return reply.status(created ? 201 : 200).send({ data: versionView(version) })
   })
 }

@@ -16,7 +16,7 @@ import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
 import {
   Api, BlockingSeverity, Data, Description, DocumentValue, Finding, FormatQuery, List, LogoUrl, Name, Nullable,
-  PageQuery, Problem, Ruleset, RulesetVersion, Schema, SchemaVersion, Slug, SpecVersion, Ulid, UploadBody, Visibility,
+  PageQuery, Problem, Ruleset, RulesetVersion, Schema, SchemaVersion, Slug, SpecVersion, Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
 } from './schemas.js'
 
 /** What differs between APIs, schemas and rulesets on the wire. */
@@ -81,8 +81,8 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   const { kind } = k
   const collection = `/v1/${k.plural}`
   const item = `${collection}/:${k.param}`
-  const Params = Type.Object({ [k.param]: Ulid })
-  const VersionParams = Type.Object({ [k.param]: Ulid, version: Ulid })
+  const Params = Type.Object({ [k.param]: IdOrSlug })
+  const VersionParams = Type.Object({ [k.param]: IdOrSlug, version: VersionRef })
   const tags = [k.tag]
   const resourceOf = (request: FastifyRequest): ResourceRecord =>
     registry.resources.require(actorOf(request), kind, (request.params as Record<string, string>)[k.param])
@@ -140,21 +140,23 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   app.get(`${item}/versions/:version`, {
     schema: { tags, security, summary: 'One version', params: VersionParams, response: { 200: Data(k.version), ...errors(400, 401, 404) } },
   }, async (request) => ({
-    data: versionView(registry.versions.byId(resourceOf(request), (request.params as { version: string }).version)),
+    data: versionView(registry.versions.byRef(resourceOf(request), (request.params as { version: string }).version)),
   }))
 
   app.get(`${item}/versions/:version/document`, {
     schema: { tags, security, summary: "A version's document", params: VersionParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
     const resource = resourceOf(request)
-    const version = registry.versions.byId(resource, (request.params as { version: string }).version)
+    const version = registry.versions.byRef(resource, (request.params as { version: string }).version)
     return sendDocument(request, reply, registry.versions, version, { organizationId: resource.organization_id })
   })
 
   app.post(`${item}/versions/:version/restore`, {
     schema: { tags, security, summary: 'Make a previous version current again (source restore)', params: VersionParams, response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    const { version, created } = await registry.versions.restore(resourceOf(request), (request.params as { version: string }).version)
+    const resource = resourceOf(request)
+    const source = registry.versions.byRef(resource, (request.params as { version: string }).version)
+    const { version, created } = await registry.versions.restore(resource, source.id)
     return reply.status(created ? 201 : 200).send({ data: versionView(version) })
   })
 
@@ -164,7 +166,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     app.get(`${item}/versions/:version/findings`, {
       schema: { tags, security, summary: "A version's lint findings", params: VersionParams, response: { 200: Data(Type.Array(Finding)), ...errors(400, 401, 404) } },
     }, async (request) => {
-      const version = registry.versions.byId(resourceOf(request), (request.params as { version: string }).version)
+      const version = registry.versions.byRef(resourceOf(request), (request.params as { version: string }).version)
       return { data: registry.versions.findings(version) }
     })
   }

@@ -8,6 +8,20 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 export const Ulid = Type.String({ pattern: ULID_PATTERN, description: 'ULID: 26 Crockford base32 characters' })
 export const Slug = Type.String({ pattern: SLUG_PATTERN, maxLength: SLUG_MAX_LENGTH })
+
+const inner = (pattern: string) => pattern.slice(1, -1)
+
+/** A resource in a path (docs/api.md, "Ids and slugs"): its id, or its slug within the key's organization. */
+export const IdOrSlug = Type.String({
+  pattern: `^(?:${inner(ULID_PATTERN)}|${inner(SLUG_PATTERN)})$`, maxLength: SLUG_MAX_LENGTH,
+  description: 'the id (ULID) or the slug; a ULID-shaped value is looked up as an id first',
+})
+
+/** A version in a path: its id, or its number. */
+export const VersionRef = Type.String({
+  pattern: `^(?:${inner(ULID_PATTERN)}|[1-9][0-9]{0,14})$`,
+  description: 'the version id (ULID) or its number (1, 2, 3…)',
+})
 export const Visibility = Type.Enum(['private', 'public'])
 export const BlockingSeverity = Type.Enum(['off', 'error', 'warn', 'info'])
 export const Name = Type.String({ minLength: 1, maxLength: 200 })

@@ -6,7 +6,7 @@ import type { Registry } from '../domain/registry.js'
 import type { RepositoryInput, SdkCreateInput, SdkUpdateInput } from '../domain/sdks.js'
 import { SDK_TARGETS, PROVIDERS, BUILD_STATUSES, type BuildRecord, type OutputRepositoryRecord, type SdkRecord, type SdkTarget } from '../store/sdk-records.js'
 import { actorOf } from './auth.js'
-import { Data, List, Name, Nullable, PageQuery, Problem, Slug, Ulid } from './schemas.js'
+import { Data, IdOrSlug, List, Name, Nullable, PageQuery, Problem, Slug, Ulid } from './schemas.js'
 
 const strict = { additionalProperties: false }
 const Time = Type.String({ format: 'date-time' })
@@ -118,8 +118,8 @@ const RepositoryBody = Type.Object({
 
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
 const security = [{ bearer: [] }]
-const SdkParams = Type.Object({ sdk: Ulid })
-const TargetParams = Type.Object({ sdk: Ulid, target: Target })
+const SdkParams = Type.Object({ sdk: IdOrSlug })
+const TargetParams = Type.Object({ sdk: IdOrSlug, target: Target })
 const BuildParams = Type.Object({ build: Ulid })
 
 export function repositoryView(r: OutputRepositoryRecord) {
@@ -138,6 +138,8 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   const { sdks } = registry
   const sdkView = (sdk: SdkRecord) => ({ ...sdk, last_build_number: undefined, repositories: sdks.repositories(sdk).map(repositoryView) })
   const params = <T>(request: FastifyRequest) => request.params as T
+  // The SDK's id, also when the path names it by slug.
+  const sdkId = (request: FastifyRequest) => sdks.require(actorOf(request), params<{ sdk: string }>(request).sdk).id
   const page = (request: FastifyRequest) => {
     const { page: p, limit } = request.query as { page?: number; limit?: number }
     return toPageRequest(p, limit)
@@ -163,12 +165,12 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
 
   app.patch('/v1/sdks/:sdk', {
     schema: { tags: ['SDKs'], security, summary: 'Update an SDK (a target removed loses its output repository)', params: SdkParams, body: SdkUpdate, response: { 200: Data(Sdk), ...errors(400, 401, 404, 409, 422) } },
-  }, async (request) => ({ data: sdkView(await sdks.update(actorOf(request), params<{ sdk: string }>(request).sdk, request.body as SdkUpdateInput)) }))
+  }, async (request) => ({ data: sdkView(await sdks.update(actorOf(request), sdkId(request), request.body as SdkUpdateInput)) }))
 
   app.delete('/v1/sdks/:sdk', {
     schema: { tags: ['SDKs'], security, summary: 'Delete an SDK with its repositories and builds (a running build is aborted)', params: SdkParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    await sdks.remove(actorOf(request), params<{ sdk: string }>(request).sdk)
+    await sdks.remove(actorOf(request), sdkId(request))
     return reply.status(204).send()
   })
 
@@ -176,7 +178,8 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   app.put(repositoryPath, {
     schema: { tags: ['SDKs'], security, summary: "Connect a target's output repository (the token is write-only)", params: TargetParams, body: RepositoryBody, response: { 200: Data(OutputRepository), 201: Data(OutputRepository), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    const { sdk, target } = params<{ sdk: string; target: SdkTarget }>(request)
+    const { target } = params<{ target: SdkTarget }>(request)
+    const sdk = sdkId(request)
     const { repository, created } = await sdks.putRepository(actorOf(request), sdk, target, request.body as RepositoryInput)
     return reply.status(created ? 201 : 200).send({ data: repositoryView(repository) })
   })
@@ -184,14 +187,16 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   app.get(repositoryPath, {
     schema: { tags: ['SDKs'], security, summary: "A target's output repository", params: TargetParams, response: { 200: Data(OutputRepository), ...errors(400, 401, 404) } },
   }, async (request) => {
-    const { sdk, target } = params<{ sdk: string; target: SdkTarget }>(request)
+    const { target } = params<{ target: SdkTarget }>(request)
+    const sdk = sdkId(request)
     return { data: repositoryView(sdks.repository(actorOf(request), sdk, target)) }
   })
 
   app.delete(repositoryPath, {
     schema: { tags: ['SDKs'], security, summary: "Disconnect a target's output repository", params: TargetParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    const { sdk, target } = params<{ sdk: string; target: SdkTarget }>(request)
+    const { target } = params<{ target: SdkTarget }>(request)
+    const sdk = sdkId(request)
     await sdks.removeRepository(actorOf(request), sdk, target)
     return reply.status(204).send()
   })
@@ -206,14 +211,14 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
     preValidation: async (request) => { request.body ??= {} },
   }, async (request, reply) => {
     const body = request.body as { targets?: SdkTarget[]; archive_only?: boolean }
-    const builds = await sdks.queue(actorOf(request), params<{ sdk: string }>(request).sdk, { targets: body.targets, archiveOnly: body.archive_only })
+    const builds = await sdks.queue(actorOf(request), sdkId(request), { targets: body.targets, archiveOnly: body.archive_only })
     return reply.status(202).send({ data: builds.map(buildView) })
   })
 
   app.get('/v1/sdks/:sdk/builds', {
     schema: { tags: ['Builds'], security, summary: "An SDK's builds, newest first", params: SdkParams, querystring: PageQuery, response: { 200: List(Build), ...errors(400, 401, 404) } },
   }, async (request) => {
-    const result = sdks.listBuilds(actorOf(request), page(request), params<{ sdk: string }>(request).sdk)
+    const result = sdks.listBuilds(actorOf(request), page(request), sdkId(request))
     return { data: result.items.map(buildView), total: result.total }
   })
 

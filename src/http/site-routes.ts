@@ -6,7 +6,7 @@ import {
   DOMAIN_MAX_LENGTH, DOMAIN_PATTERN, guideView, siteView, type GuideInput, type SiteInput, type SiteUpdate,
 } from '../domain/sites.js'
 import { actorOf } from './auth.js'
-import { Data, List, Name, Nullable, PageQuery, Problem, Slug, Ulid, Visibility } from './schemas.js'
+import { Data, IdOrSlug, List, Name, Nullable, PageQuery, Problem, Slug, Ulid, Visibility } from './schemas.js'
 
 const Title = Type.String({ minLength: 1, maxLength: 200 })
 const Domain = Type.String({
@@ -60,8 +60,8 @@ const GuideBody = Type.Object({
   position: Type.Optional(Position),
 }, strict)
 
-const SiteParams = Type.Object({ site: Ulid })
-const GuideParams = Type.Object({ site: Ulid, slug: Slug })
+const SiteParams = Type.Object({ site: IdOrSlug })
+const GuideParams = Type.Object({ site: IdOrSlug, slug: Slug })
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
 const security = [{ bearer: [] }]
 const tags = ['Sites']
@@ -69,7 +69,8 @@ const tags = ['Sites']
 /** `/v1/sites` and their guides (issue 6); registered inside the key-protected `/v1` scope. */
 export async function siteRoutes(app: FastifyInstance, options: { registry: Registry }): Promise<void> {
   const sites = options.registry.sites
-  const siteId = (request: FastifyRequest) => (request.params as { site: string }).site
+  // The site's id, also when the path names it by slug.
+  const siteId = (request: FastifyRequest) => sites.require(actorOf(request), (request.params as { site: string }).site).id
 
   app.get('/v1/sites', {
     schema: { tags, security, summary: 'List sites, by name', querystring: PageQuery, response: { 200: List(Site), ...errors(400, 401) } },

@@ -59,10 +59,14 @@ t.test('organization_id in a body', async (t) => {
   await assertNothingStoredAndServing(t, x)
 })
 
-t.test('a non-ULID id', async (t) => {
+t.test('a path value that is neither an id nor a slug', async (t) => {
   const x = await setup(t)
-  for (const url of ['/v1/apis/not-a-ulid', '/v1/apis/01ARZ3NDEKTSV4RRFFQ69G5FAU', `/v1/apis/${x.apiId}/versions/nope`, '/v1/schemas/123', '/v1/rulesets/ILOU0000000000000000000000']) {
+  for (const url of ['/v1/apis/Not_A_Slug', '/v1/apis/01ARZ3NDEKTSV4RRFFQ69G5FAU', `/v1/apis/${x.apiId}/versions/nope`, '/v1/schemas/12.3', '/v1/rulesets/ILOU0000000000000000000000']) {
     expectProblem(t, await x.s.call({ method: 'GET', url }), 400, 'invalid_request')
+  }
+  // Slugs (and version numbers) that name nothing are 404s, like unknown ids.
+  for (const url of ['/v1/apis/not-a-ulid', '/v1/schemas/123', `/v1/apis/${x.apiId}/versions/99`]) {
+    expectProblem(t, await x.s.call({ method: 'GET', url }), 404, 'not_found')
   }
   await assertNothingStoredAndServing(t, x)
 })
