@@ -44,11 +44,17 @@ export async function verifyStorage(index: RegistryIndex, blobs: BlobStore): Pro
     }
     if (!index.getResource(version.resource_id)) problems.push(`version ${version.id}: its ${version.kind} ${version.resource_id} is missing`)
   }
+  for (const version of index.mirroredVersions()) {
+    if (!present.has(refKey(version)) && !index.getVersionById(version.id)) {
+      problems.push(`version ${version.id} of a deleted resource, in the git mirror's history: blob ${refKey(version)} is missing (a mirror rebuild cannot write it)`)
+    }
+  }
   return { ok: problems.length === 0, blobs: blobCount, versions: versionCount, problems }
 }
 
 /**
- * Removes blobs no version references. An upload writes (or, when the blob exists, touches) its blob
+ * Removes blobs no version references, nor the git mirror's history (a deleted resource's documents
+ * stay in it, as in any git history, and a rebuild writes them again). An upload writes (or, when the blob exists, touches) its blob
  * before the index transaction that references it, so: candidates are blobs older than `graceMs`;
  * the referenced set is read after listing them; and a candidate is removed only if it was still not
  * touched since the cutoff at the moment of removal. Temporary files older than `graceMs` (a crash in
@@ -60,6 +66,7 @@ export async function collectGarbage(index: RegistryIndex, blobs: BlobStore, gra
   for await (const ref of blobs.list()) if (ref.modifiedMs < cutoff) candidates.push(ref)
   const referenced = new Set<string>()
   for (const version of index.allVersions()) referenced.add(refKey(version))
+  for (const version of index.mirroredVersions()) referenced.add(refKey(version))
   let removed = 0
   let bytesFreed = 0
   for (const ref of candidates) {

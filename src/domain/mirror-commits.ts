@@ -2,9 +2,20 @@
  * What a mirror commit holds: the paths of a resource in the tree, its metadata file, the message and
  * its trailers. Pure functions of the journal entry, so the same history always gives the same commits.
  */
-import type { JournalEntry } from '../store/mirror-store.js'
+import type { MirrorVersion } from '../store/mirror-store.js'
 import type { ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
 import { settableFields } from './views.js'
+
+/**
+ * One change as the writer commits it: a journal entry, or a change replayed from the history (where a
+ * version carries only what its commit needs). `resource` is the resource as it was at that change.
+ */
+export type MirrorChange = { at: string } & (
+  | { change: 'create'; resource: ResourceRecord }
+  | { change: 'update'; before: Pick<ResourceRecord, 'slug'>; resource: ResourceRecord }
+  | { change: 'delete'; resource: ResourceRecord }
+  | { change: 'version'; resource: ResourceRecord; version: MirrorVersion }
+)
 
 export const KIND_DIR: Record<ResourceKind, string> = { api: 'apis', schema: 'schemas', ruleset: 'rulesets' }
 const DOCUMENT_NAME: Record<ResourceKind, string> = { api: 'openapi', schema: 'schema', ruleset: 'ruleset' }
@@ -34,7 +45,7 @@ export function metadataFile(resource: ResourceRecord): string {
 const SOURCE_WORD: Record<VersionRecord['source'], string> = { upload: 'upload', restore: 'restore', github: 'sync', gitlab: 'sync' }
 
 /** `apis/petstore: version 7 (upload)` and trailers. */
-export function commitMessage(entry: Exclude<JournalEntry, { change: 'rebuild' }>): string {
+export function commitMessage(entry: MirrorChange): string {
   const { resource } = entry
   const path = `${KIND_DIR[resource.kind]}/${resource.slug}`
   const trailers = [`Resource-Id: ${resource.id}`]
@@ -56,13 +67,15 @@ export function commitMessage(entry: Exclude<JournalEntry, { change: 'rebuild' }
   return `${subject}\n\n${trailers.join('\n')}\n`
 }
 
-/** Orders a history rebuilt from the index: by time, a creation before its first version. */
-export function historyOrder(a: JournalEntry, b: JournalEntry): number {
+/**
+ * Orders what the index alone knows of a history (resources and versions older than the mirror's
+ * history): by time, a creation before its first version.
+ */
+export function historyOrder(a: MirrorChange, b: MirrorChange): number {
   if (a.at !== b.at) return a.at < b.at ? -1 : 1
-  const rank = (entry: JournalEntry) => (entry.change === 'create' ? 0 : 1)
+  const rank = (entry: MirrorChange) => (entry.change === 'create' ? 0 : 1)
   if (rank(a) !== rank(b)) return rank(a) - rank(b)
-  const number = (entry: JournalEntry) => (entry.change === 'version' ? entry.version.number : 0)
+  const number = (entry: MirrorChange) => (entry.change === 'version' ? entry.version.number : 0)
   if (number(a) !== number(b)) return number(a) - number(b)
-  const id = (entry: JournalEntry) => ('resource' in entry ? entry.resource.id : '')
-  return id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0
+  return a.resource.id < b.resource.id ? -1 : a.resource.id > b.resource.id ? 1 : 0
 }

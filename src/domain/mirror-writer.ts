@@ -10,10 +10,10 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { GitRepository, MirrorTree, repositoryPath } from '../store/git-repository.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
-import type { JournalEntry, MirrorStore } from '../store/mirror-store.js'
-import type { ResourceKind } from '../store/records.js'
+import type { HistoryEntry, JournalEntry, MirrorStore } from '../store/mirror-store.js'
+import type { ResourceKind, ResourceRecord } from '../store/records.js'
 import {
-  KIND_DIR, METADATA_NAME, commitMessage, documentName, documentNames, historyOrder, metadataFile,
+  KIND_DIR, METADATA_NAME, commitMessage, documentName, documentNames, historyOrder, metadataFile, type MirrorChange,
 } from './mirror-commits.js'
 
 export interface MirrorLog {
@@ -296,9 +296,10 @@ export class MirrorWriter {
   }
 
   /**
-   * Rebuilds an organization's history from the index: every resource it still holds, created with its
-   * current metadata, and every version, interleaved by time. Journal entries of the organization up to
-   * the snapshot are dropped with the new head, in one transaction.
+   * Rebuilds an organization's repository from the index: the mirror's history replayed in the order
+   * it was journaled (renames, metadata changes and deletions included), so the commits are those a
+   * continuously running mirror wrote. Journal entries of the organization up to the snapshot are
+   * dropped with the new head, in one transaction.
    */
   async rebuild(org: string): Promise<string | undefined> {
     const snapshot = await this.store.transactionRead(() => ({ history: this.history(org), seqs: this.store.pendingOf(org) }))
@@ -314,23 +315,43 @@ export class MirrorWriter {
     return state.head
   }
 
-  /** The history the index still knows, as journal entries in commit order. */
-  private history(org: string): JournalEntry[] {
-    const entries: JournalEntry[] = []
+  /**
+   * The organization's changes in commit order: its history, and before it what only the index knows
+   * (resources and versions from before the history began: each resource created with the metadata it
+   * had before its first recorded update, or its current metadata, and its versions, ordered by time).
+   */
+  private history(org: string): MirrorChange[] {
+    const logged = [...this.store.historyOf(org)]
+    const described = new Set<string>()
+    const loggedVersions = new Set<string>()
+    /** Each resource as it was last known: a deleted one's last record, else its record in the index. */
+    const lastKnown = new Map<string, ResourceRecord>()
+    const firstBefore = new Map<string, ResourceRecord>()
+    for (const entry of logged) {
+      if (entry.change === 'create') described.add(entry.resource.id)
+      else if (entry.change === 'version') loggedVersions.add(entry.version.id)
+      else if (entry.change === 'update' && !firstBefore.has(entry.resource.id)) firstBefore.set(entry.resource.id, entry.before)
+      if (entry.change === 'delete') lastKnown.set(entry.resource.id, entry.resource)
+    }
+    const older: MirrorChange[] = []
     const all = { offset: 0, limit: Number.MAX_SAFE_INTEGER }
     for (const kind of KINDS) {
       for (const resource of this.index.listResources(org, kind, all).items) {
-        entries.push({ change: 'create', resource, seq: 0, organization_id: org, at: resource.created_at })
+        lastKnown.set(resource.id, resource)
+        if (!described.has(resource.id)) {
+          older.push({ change: 'create', resource: firstBefore.get(resource.id) ?? resource, at: resource.created_at })
+        }
         for (const version of this.index.listVersions(resource.id, all).items) {
-          entries.push({ change: 'version', resource, version, seq: 0, organization_id: org, at: version.created_at })
+          if (!loggedVersions.has(version.id)) older.push({ change: 'version', resource, version, at: version.created_at })
         }
       }
     }
-    return entries.sort(historyOrder)
+    older.sort(historyOrder)
+    return replay([...older, ...logged], lastKnown)
   }
 
   /** One change, one commit (none when the tree does not change); answers the head after it. */
-  private async apply(state: OrgState, entry: JournalEntry): Promise<string | undefined> {
+  private async apply(state: OrgState, entry: JournalEntry | MirrorChange): Promise<string | undefined> {
     if (entry.change === 'rebuild') return state.head
     const { tree, repo } = state
     const { resource } = entry
@@ -380,6 +401,26 @@ export class MirrorWriter {
   }
 }
 
+
+/**
+ * The changes to commit, each with the resource as it was then: the record its create or last update
+ * left (a version's commit path and message use its slug then), else the one last known.
+ */
+function replay(entries: (MirrorChange | HistoryEntry)[], lastKnown: Map<string, ResourceRecord>): MirrorChange[] {
+  const current = new Map<string, ResourceRecord>()
+  return entries.map((entry) => {
+    if (entry.change !== 'version') {
+      current.set(entry.resource.id, entry.resource)
+      return entry
+    }
+    if ('resource' in entry) {
+      current.set(entry.resource.id, current.get(entry.resource.id) ?? entry.resource)
+      return { ...entry, resource: current.get(entry.resource.id)! }
+    }
+    const resource = current.get(entry.resource_id) ?? lastKnown.get(entry.resource_id)
+    return resource ? { change: 'version', resource, version: entry.version, at: entry.at } : undefined
+  }).filter((entry): entry is MirrorChange => entry !== undefined)
+}
 
 /**
  * This machine's boot: a lock written by another boot or machine (a restored copy of the directory)

@@ -94,6 +94,11 @@ export interface RegistryIndex {
   appendVersion(resourceId: string, build: VersionBuilder): Promise<{ version: VersionRecord; created: boolean }>
   /** Every version of every resource (verify, gc, rebuilding derived data). */
   allVersions(): Iterable<VersionRecord>
+  /**
+   * Every version the git mirror's history holds, deleted resources' included: a rebuild of the mirror
+   * writes their documents again, so gc keeps their blobs.
+   */
+  mirroredVersions(): Iterable<BlobRef & { id: string }>
 
   // Derived, cacheable facts about documents
   getLintResult(rulesetChecksum: string, documentChecksum: string): Finding[] | undefined

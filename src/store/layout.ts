@@ -113,6 +113,12 @@ export const MIRROR_DATABASES = {
   heads: 'mirror-heads',
   /** organization id → MirrorRemote: the push mirror (its token never leaves the store) */
   remotes: 'mirror-remotes',
+  /**
+   * [organization id, sequence number] → HistoryEntry: every change ever journaled, kept after it is
+   * applied (renames, metadata changes and deletions are nowhere else), so that a rebuild writes the
+   * history a continuously running mirror wrote
+   */
+  history: 'mirror-history',
 } as const
 
 // ---------------------------------------------------------------- sites (issue 6)

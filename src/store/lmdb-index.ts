@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { RegistryError, notFound } from '../errors.js'
 import type { DiffResult, Finding } from '../documents/types.js'
-import type { RegistryIndex, SlugMode, VersionBuilder } from './interfaces.js'
+import type { BlobRef, RegistryIndex, SlugMode, VersionBuilder } from './interfaces.js'
 import { DATABASES, keys, type Scope } from './layout.js'
 import { MirrorStore } from './mirror-store.js'
 import type {
@@ -358,6 +358,10 @@ export class LmdbIndex implements RegistryIndex {
 
   *allVersions(): Iterable<VersionRecord> {
     for (const { value } of this.db.versions.getRange()) yield value as VersionRecord
+  }
+
+  mirroredVersions(): Iterable<BlobRef & { id: string }> {
+    return this.mirror.historyVersions()
   }
 
   // ---------------------------------------------------------------- derived facts

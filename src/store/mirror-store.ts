@@ -23,6 +23,28 @@ export type JournalEntry = JournalChange & {
   at: string
 }
 
+/** What a version commit needs of the version: its blob and what the message says. */
+export type MirrorVersion = Pick<VersionRecord, 'id' | 'number' | 'checksum' | 'digest' | 'format' | 'source' | 'restored_from'>
+
+/**
+ * What the history keeps of a journaled change: the records of creates, updates and deletes (small,
+ * and the index no longer knows a resource's earlier metadata or a deleted resource), and of a version
+ * only what its commit needs, with the resource's id: the resource as it was then is the one its
+ * create or last update left.
+ */
+export type HistoryEntry = { seq: number; at: string } & (
+  | { change: 'create'; resource: ResourceRecord }
+  | { change: 'update'; before: ResourceRecord; resource: ResourceRecord }
+  | { change: 'delete'; resource: ResourceRecord }
+  | { change: 'version'; resource_id: string; version: MirrorVersion }
+)
+
+function historyEntry(seq: number, at: string, change: Exclude<JournalChange, { change: 'rebuild' }>): HistoryEntry {
+  if (change.change !== 'version') return { ...change, seq, at }
+  const { id, number, checksum, digest, format, source, restored_from } = change.version
+  return { change: 'version', seq, at, resource_id: change.resource.id, version: { id, number, checksum, digest, format, source, restored_from } }
+}
+
 export interface MirrorHead {
   commit: string
   updated_at: string
@@ -57,12 +79,14 @@ export class MirrorStore implements JournalSink {
   private readonly meta: Database<number, Key>
   private readonly heads: Database<MirrorHead, Key>
   private readonly remotes: Database<MirrorRemote, Key>
+  private readonly history: Database<HistoryEntry, Key>
 
   constructor(private readonly index: MirrorIndex) {
     this.journal = index.database(MIRROR_DATABASES.journal)
     this.meta = index.database(MIRROR_DATABASES.meta)
     this.heads = index.database(MIRROR_DATABASES.heads)
     this.remotes = index.database(MIRROR_DATABASES.remotes)
+    this.history = index.database(MIRROR_DATABASES.history)
   }
 
   /** Must run inside a write transaction (the index calls it from its own). */
@@ -70,6 +94,17 @@ export class MirrorStore implements JournalSink {
     const seq = (this.meta.get('seq') ?? 0) + 1
     this.meta.put('seq', seq)
     this.journal.put(seq, { ...change, seq, organization_id: organizationId, at } as JournalEntry)
+    if (change.change !== 'rebuild') this.history.put([organizationId, seq], historyEntry(seq, at, change))
+  }
+
+  /** Every change of one organization since the history began, in the order it was journaled. */
+  *historyOf(organizationId: string): Generator<HistoryEntry> {
+    for (const { value } of this.history.getRange({ start: [organizationId, 0], end: [organizationId, Number.MAX_SAFE_INTEGER] })) yield value
+  }
+
+  /** The version of every history entry (deleted resources' too): their blobs are kept for rebuilds. */
+  *historyVersions(): Generator<MirrorVersion> {
+    for (const { value } of this.history.getRange()) if (value.change === 'version') yield value.version
   }
 
   /** Appends in a transaction of its own (the rebuild request). */
