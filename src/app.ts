@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
-import type { Config } from './config.js'
+import type { Config, TrustProxy } from './config.js'
 import type { Registry } from './domain/registry.js'
 import { notFound } from './errors.js'
 import { CSRF_HEADER, SESSION_COOKIE, requireKeys } from './http/auth.js'
@@ -15,6 +15,7 @@ import { clientErrorHandler } from './http/client-errors.js'
 import { consoleRoutes } from './http/console-routes.js'
 import { recordRequests, registerMetricsRoute } from './http/metrics-routes.js'
 import { protectHtmlResponses } from './http/html-headers.js'
+import { throttleFailedAuthentication } from './http/auth-failures.js'
 import { registerServiceRoutes } from './http/service-routes.js'
 import { registerDocsRoutes } from './http/docs-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
@@ -31,7 +32,7 @@ import { RegistryMetrics } from './metrics/registry-metrics.js'
 import { PACKAGE_VERSION } from './version.js'
 
 export type AppConfig = Pick<Config, 'bodyLimit' | 'publicHost' | 'rateLimitPerMinute' | 'logLevel'>
-  & Partial<Pick<Config, 'metricsToken'>>
+  & Partial<Pick<Config, 'metricsToken' | 'authFailureLimit' | 'trustProxy'>>
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 const SERVICE_TITLE = 'API Registry'
@@ -44,6 +45,11 @@ function requestIds(): () => string {
   const prefix = randomBytes(6).toString('base64url')
   let counter = 0
   return () => `${prefix}-${(++counter).toString(36)}`
+}
+
+/** A hop count as a function (Fastify takes one at run time, but its types do not say so). */
+function fastifyTrustProxy(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust
 }
 
 /** Headers on every response, errors included. */
@@ -68,6 +74,9 @@ export async function buildApp(
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
     },
     bodyLimit: config.bodyLimit,
+    // The client address (request.ip) for rate limits and /metrics: X-Forwarded-For only from the
+    // proxies REGISTRY_TRUST_PROXY names, never by default (anyone could write it).
+    trustProxy: fastifyTrustProxy(config.trustProxy ?? false),
     // Per-request access logs cost throughput on every GET: only at debug and trace level. Errors are
     // always logged by the error handler. Neither ever holds a header (see the redact paths).
     logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(config.logLevel) }),
@@ -113,6 +122,8 @@ export async function buildApp(
     setCommonHeaders(request, reply)
     done()
   })
+
+  throttleFailedAuthentication(app, config.authFailureLimit ?? 0)
 
   if (config.publicHost) {
     const publicHost = config.publicHost.toLowerCase()

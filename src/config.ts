@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { parseOutboundHosts } from './domain/outbound.js'
@@ -22,10 +23,42 @@ export interface Config {
   logLevel: string
   /** Requests per minute per key (or per client address without a key); 0 turns limiting off. */
   rateLimitPerMinute: number
+  /** Failed authentications per minute from one client address before it is refused (429); 0 turns it off. */
+  authFailureLimit: number
+  /** Fastify's `trustProxy`: which peers' X-Forwarded-For is believed for the client address (false: none). */
+  trustProxy: TrustProxy
   /** Bytes of stored documents kept in memory for fast reads. */
   documentCacheBytes: number
   /** REGISTRY_OUTBOUND_HOSTS, normalized: the hosts sync, SDK delivery and mirror pushes may connect to; empty: any. */
   outboundHosts: string[]
+}
+
+/** REGISTRY_TRUST_PROXY as Fastify takes it: no proxy, every peer, a hop count, or addresses and subnets. */
+export type TrustProxy = boolean | number | string[]
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * `true` (every peer is a proxy: only when nothing reaches the server but through it), a number of
+ * hops, or a comma-separated list of proxy addresses, subnets (`10.0.0.0/8`) and the names
+ * `loopback`, `linklocal`, `uniquelocal`. Unset: no proxy is trusted and X-Forwarded-For is ignored.
+ */
+export function parseTrustProxy(value: string | undefined): TrustProxy {
+  const text = value?.trim() ?? ''
+  if (text === '' || text === 'false') return false
+  if (text === 'true') return true
+  if (/^\d+$/.test(text)) return Number(text)
+  const entries = text.split(',').map((entry) => entry.trim()).filter(Boolean)
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/')
+    const ip = isIP(address)
+    const maxBits = ip === 6 ? 128 : 32
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits)
+    if (!PROXY_NAMES.has(entry) && (ip === 0 || !validBits || extra !== undefined)) {
+      throw new ConfigError(`REGISTRY_TRUST_PROXY must be true, a number of hops, or proxy addresses, subnets and loopback/linklocal/uniquelocal separated by commas; '${entry}' is none of them`)
+    }
+  }
+  return entries
 }
 
 /** A setting the environment got wrong: the message names the variable, what it must be and what it was. */
@@ -96,6 +129,8 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     bootstrapKey: env.REGISTRY_BOOTSTRAP_KEY || undefined,
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL, LOG_LEVELS, 'info'),
     rateLimitPerMinute: integer('REGISTRY_RATE_LIMIT', env.REGISTRY_RATE_LIMIT, 6000),
+    authFailureLimit: integer('REGISTRY_AUTH_FAILURE_LIMIT', env.REGISTRY_AUTH_FAILURE_LIMIT, 30),
+    trustProxy: parseTrustProxy(env.REGISTRY_TRUST_PROXY),
     documentCacheBytes: size('REGISTRY_DOCUMENT_CACHE', env.REGISTRY_DOCUMENT_CACHE, '256mb'),
     outboundHosts: parseOutboundHosts(env.REGISTRY_OUTBOUND_HOSTS),
   }

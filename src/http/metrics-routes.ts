@@ -2,7 +2,6 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, onResponseHookHandler } from 'fastify'
 import { RegistryError } from '../errors.js'
 import type { RegistryMetrics } from '../metrics/registry-metrics.js'
-import { sendProblem } from './problems.js'
 
 /**
  * Every response is counted and timed by its route's pattern (never the raw URL, which would make a
@@ -55,12 +54,12 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: RegistryMetr
     schema: { tags: ['Service'], summary: 'Prometheus metrics', description: 'Needs `Authorization: Bearer <REGISTRY_METRICS_TOKEN>` when that is set; without it, answers loopback clients only (403 otherwise).' },
   }, async (request, reply) => {
     if (!expected && !isLoopback(request.ip)) {
-      return sendProblem(reply, new RegistryError('forbidden',
-        '/metrics answers clients on the server\'s own host only: set REGISTRY_METRICS_TOKEN to scrape it from elsewhere'))
+      throw new RegistryError('forbidden', '/metrics answers clients on the server\'s own host only: set REGISTRY_METRICS_TOKEN to scrape it from elsewhere')
     }
+    // Thrown, not sent: a wrong token counts as a failed authentication like a wrong key (auth-failures.ts).
     if (expected && !timingSafeEqual(digest(request.headers.authorization ?? ''), expected)) {
-      return sendProblem(reply, new RegistryError('unauthorized', 'the metrics token is required: Authorization: Bearer <REGISTRY_METRICS_TOKEN>',
-        undefined, { 'www-authenticate': 'Bearer' }))
+      throw new RegistryError('unauthorized', 'the metrics token is required: Authorization: Bearer <REGISTRY_METRICS_TOKEN>',
+        undefined, { 'www-authenticate': 'Bearer' })
     }
     return reply.type(metrics.contentType).send(await metrics.text())
   })
