@@ -80,7 +80,8 @@ t.test('bad input answers 400 and stores nothing', async (t) => {
     t.equal(json(res).code, 'invalid_request')
   }
   t.same(json(await s.call({ method: 'GET', url: '/v1/sites' })), { data: [], total: 0 })
-  t.equal((await s.call({ method: 'GET', url: '/v1/sites/not-a-ulid' })).statusCode, 400)
+  t.equal((await s.call({ method: 'GET', url: '/v1/sites/Not_A_Slug' })).statusCode, 400, 'neither an id nor a slug')
+  t.equal((await s.call({ method: 'GET', url: '/v1/sites/no-such-site' })).statusCode, 404, 'a slug that names nothing')
   t.equal((await s.call({ method: 'GET', url: '/v1/sites?limit=101' })).statusCode, 400)
   t.equal((await s.call({ method: 'GET', url: '/v1/sites', key: null })).statusCode, 401)
   t.equal((await s.call({ method: 'POST', url: '/v1/sites', key: 'sk_wrongwrongwrongwrongwrongwrongwrong', payload: { name: 'a' } })).statusCode, 401)

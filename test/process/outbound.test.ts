@@ -37,5 +37,5 @@ t.test('an invalid entry fails start-up with a clear error', async (t) => {
     env: userEnv({ PORT: '0', REGISTRY_STORAGE: storage, ...env }), encoding: 'utf8', timeout: 30_000,
   })
   t.equal(server.status, 1, 'the server does not start')
-  t.match(server.stderr, /REGISTRY_OUTBOUND_HOSTS: 'https:\/\/gitlab\.com' is a URL/)
+  t.match(server.stdout, /bad configuration: REGISTRY_OUTBOUND_HOSTS: 'https:\/\/gitlab\.com' is a URL/, 'one fatal log line')
 })
