@@ -1,0 +1,33 @@
+/**
+ * The named databases the LMDB adapter reads and writes: today's (src/store/layout.ts), opened with
+ * the options src/store/lmdb-index.ts opens them with, so that an existing `./storage` is read as it is.
+ */
+import { join } from 'node:path'
+import { mkdirSync } from 'node:fs'
+import { open, type Database, type RootDatabase } from 'lmdb'
+import { DATABASES, MIRROR_DATABASES } from '../../store/layout.js'
+import { INDEX_FILE } from '../../store/lmdb-index.js'
+import type { Key } from './transaction-view.js'
+
+export type IndexDatabases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key> }
+export type MirrorDatabases = { -readonly [name in keyof typeof MIRROR_DATABASES]: Database<any, Key> }
+
+export interface LmdbEnvironment {
+  root: RootDatabase<any, Key>
+  index: IndexDatabases
+  mirror: MirrorDatabases
+}
+
+/** Opens `<storage>/index/registry.mdb`, the environment today's index opens. */
+export function openEnvironment(storage: string): LmdbEnvironment {
+  const directory = join(storage, 'index')
+  mkdirSync(directory, { recursive: true })
+  const root = open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 64 })
+  const named = <T extends Record<string, string>>(names: T) => {
+    const opened = {} as { -readonly [field in keyof T]: Database<any, Key> }
+    // No decoded-record cache: it did not see other processes' writes (see lmdb-index.ts).
+    for (const field of Object.keys(names) as (keyof T)[]) opened[field] = root.openDB<any, Key>({ name: names[field], cache: false })
+    return opened
+  }
+  return { root, index: named(DATABASES), mirror: named(MIRROR_DATABASES) }
+}

@@ -1,0 +1,128 @@
+/**
+ * The storage port: everything the domain stores, behind async repositories, with two adapters (LMDB
+ * in `lmdb/`, PostgreSQL in `postgres/`). Design: /docs/storage.md. Not yet used by the domain, which
+ * still calls src/store; later steps move it onto this port feature by feature.
+ */
+import type {
+  BlobStore, JournalChange, JournalEntry, KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind,
+  ResourceRecord, VersionRecord,
+} from './records.js'
+
+export interface Storage {
+  readonly kind: 'lmdb' | 'postgres'
+  /** Content-addressed and immutable: written before the transaction that refers to them. */
+  readonly blobs: BlobStore
+  /** Reads outside a transaction: the latest committed state. */
+  readonly read: ReadStores
+  /**
+   * Runs `work` as one serializable transaction and commits it. `work` may run more than once (a
+   * conflict with a concurrent writer, in this process or another, runs it again, a bounded number of
+   * times, then 409 `conflict`): it must do nothing but storage calls on `tx` and pure computation; no
+   * I/O, no metrics, no side effects. A throw rolls everything back and is rethrown.
+   */
+  transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T>
+  /** Called after a commit that appended to the mirror journal (the mirror writer's nudge). */
+  onCommit(listener: (what: { journal: boolean }) => void): void
+  close(): Promise<void>
+}
+
+/** The repositories as seen inside a transaction: reads see the transaction's own writes. */
+export interface Stores extends ReadStores {
+  readonly organizations: OrganizationStore
+  readonly keys: KeyStore
+  readonly resources: ResourceStore
+  readonly versions: VersionStore
+  readonly mirror: MirrorJournalStore
+}
+
+export interface ReadStores {
+  readonly organizations: OrganizationReader
+  readonly keys: KeyReader
+  readonly resources: ResourceReader
+  readonly versions: VersionReader
+  readonly mirror: MirrorJournalReader
+}
+
+// ---------------------------------------------------------------- organizations and keys
+
+export interface OrganizationReader {
+  get(id: string): Promise<OrganizationRecord | undefined>
+  bySlug(slug: string): Promise<OrganizationRecord | undefined>
+  /** Every organization, in id order. */
+  list(): Promise<OrganizationRecord[]>
+}
+
+export interface OrganizationStore extends OrganizationReader {
+  /** Inserts or replaces by id; 409 `conflict` when another organization has the slug. */
+  put(organization: OrganizationRecord): Promise<void>
+}
+
+export interface KeyReader {
+  get(id: string): Promise<KeyRecord | undefined>
+  /** The key whose SHA-256 hex is `hash`. */
+  byHash(hash: string): Promise<KeyRecord | undefined>
+  /** One organization's keys, in id order (oldest first: ids are ULIDs). */
+  list(organizationId: string): Promise<KeyRecord[]>
+}
+
+export interface KeyStore extends KeyReader {
+  /** Inserts or replaces by id; 404 when its organization does not exist, 409 when another key has the hash. */
+  put(key: KeyRecord): Promise<void>
+}
+
+// ---------------------------------------------------------------- resources and versions
+
+export interface ResourceReader {
+  get(id: string): Promise<ResourceRecord | undefined>
+  bySlug(organizationId: string, kind: ResourceKind, slug: string): Promise<ResourceRecord | undefined>
+  /** A page by name (ties by id), with the total; `publicOnly` lists public resources only. */
+  list(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly?: boolean): Promise<Page<ResourceRecord>>
+  countApisUsingRuleset(rulesetId: string): Promise<number>
+}
+
+export interface ResourceStore extends ResourceReader {
+  /**
+   * Inserts a new resource (`last_number` 0: versions come through `versions.append`); 409 `conflict`
+   * when its slug is taken in its organization and kind, 404 when the organization does not exist.
+   */
+  create(resource: ResourceRecord): Promise<void>
+  /** Replaces the stored record (name, slug, visibility, settings); 404 when gone, 409 on a taken slug. */
+  update(resource: ResourceRecord): Promise<void>
+  /** Removes a resource and all its versions; answers what was removed, undefined when it was not there. */
+  remove(id: string): Promise<ResourceRecord | undefined>
+}
+
+export interface VersionReader {
+  current(resourceId: string): Promise<VersionRecord | undefined>
+  get(resourceId: string, number: number): Promise<VersionRecord | undefined>
+  byId(id: string): Promise<VersionRecord | undefined>
+  /** Newest first, with the total. */
+  list(resourceId: string, page: PageRequest): Promise<Page<VersionRecord>>
+  /** True once a version with this checksum was committed for a resource of this kind (kept after deletes). */
+  isKnownValid(kind: ResourceKind, checksum: string): Promise<boolean>
+}
+
+export interface VersionStore extends VersionReader {
+  /**
+   * Appends its resource's next version and makes it current. Its number must be the resource's
+   * `last_number + 1` (409 `conflict` otherwise), so numbers are gapless and never reused; answers the
+   * resource as updated (`last_number`, `updated_at` = the version's `created_at`). 404 when the
+   * resource does not exist.
+   */
+  append(version: VersionRecord): Promise<ResourceRecord>
+}
+
+// ---------------------------------------------------------------- the git mirror's journal
+
+export interface MirrorJournalReader {
+  /** Entries not yet applied, in sequence order, at most `limit`. */
+  pending(limit: number): Promise<JournalEntry[]>
+}
+
+export interface MirrorJournalStore extends MirrorJournalReader {
+  /**
+   * Appends a change to the journal (and the mirror's history). Commutative: the adapter assigns the
+   * sequence number when the transaction commits, so concurrent appends never conflict.
+   */
+  append(organizationId: string, at: string, change: JournalChange): Promise<void>
+}

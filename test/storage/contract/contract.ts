@@ -1,0 +1,272 @@
+/**
+ * The behaviours of the storage port, run against every adapter (lmdb.test.ts, postgres.test.ts):
+ * `open` answers a fresh, empty storage for each subtest.
+ */
+import { createHash } from 'node:crypto'
+import type { Test } from 'tap'
+import { newId, now } from '../../../src/domain/ids.js'
+import { RegistryError } from '../../../src/errors.js'
+import type { Storage, Stores } from '../../../src/storage/port.js'
+import type {
+  BlobRef, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord,
+} from '../../../src/storage/records.js'
+
+export type OpenStorage = (t: Test) => Promise<Storage>
+
+export function organization(slug: string): OrganizationRecord {
+  const at = now()
+  return { id: newId(), slug, name: slug.toUpperCase(), created_at: at, updated_at: at }
+}
+
+function key(organizationId: string, secret = newId()): KeyRecord {
+  return {
+    id: newId(), organization_id: organizationId, name: null, role: 'admin',
+    hash: createHash('sha256').update(secret).digest('hex'), created_at: now(), last_used_at: null, revoked_at: null,
+  }
+}
+
+export function resource(
+  organizationId: string, name: string,
+  options: { kind?: ResourceKind; slug?: string; visibility?: ResourceRecord['visibility']; ruleset_id?: string | null } = {},
+): ResourceRecord {
+  const at = now()
+  return {
+    id: newId(), organization_id: organizationId, kind: options.kind ?? 'api', name,
+    slug: options.slug ?? name.toLowerCase().replace(/[^a-z0-9]+/g, '-'), visibility: options.visibility ?? 'private',
+    description: null, created_at: at, updated_at: at, last_number: 0,
+    ...(options.kind === undefined || options.kind === 'api' ? { ruleset_id: options.ruleset_id ?? null, logo_url: null, blocking_severity: null } : {}),
+  }
+}
+
+export function version(of: ResourceRecord, number: number, checksum = `sha256:${'a'.repeat(64)}`): VersionRecord {
+  return {
+    id: newId(), kind: of.kind, resource_id: of.id, organization_id: of.organization_id, number, checksum,
+    digest: 'b'.repeat(64), source: 'upload', restored_from: null, size: 10, format: 'json', created_at: now(),
+  }
+}
+
+/** What a domain upload does inside its transaction: the next number, from the resource as it is now. */
+export async function appendNext(tx: Stores, resourceId: string): Promise<VersionRecord> {
+  const current = await tx.resources.get(resourceId)
+  if (!current) throw new RegistryError('not_found', 'resource not found')
+  const next = version(current, current.last_number + 1)
+  const updated = await tx.versions.append(next)
+  await tx.mirror.append(current.organization_id, next.created_at, { change: 'version', resource: updated, version: next })
+  return next
+}
+
+const conflict = { code: 'conflict' }
+const notFound = { code: 'not_found' }
+
+async function withOrganization(storage: Storage, slug = 'acme'): Promise<OrganizationRecord> {
+  const org = organization(slug)
+  await storage.transaction((tx) => tx.organizations.put(org))
+  return org
+}
+
+async function created(storage: Storage, record: ResourceRecord): Promise<ResourceRecord> {
+  await storage.transaction((tx) => tx.resources.create(record))
+  return record
+}
+
+export function storageContract(t: Test, open: OpenStorage): void {
+  t.test('organizations: by id and slug, listed in id order, one owner per slug', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const beta = await withOrganization(storage, 'beta')
+    t.same(await storage.read.organizations.get(acme.id), acme)
+    t.same(await storage.read.organizations.bySlug('beta'), beta)
+    t.equal(await storage.read.organizations.bySlug('nope'), undefined)
+    t.same((await storage.read.organizations.list()).map((o) => o.slug), ['acme', 'beta'])
+    await t.rejects(storage.transaction((tx) => tx.organizations.put(organization('acme'))), conflict)
+    const renamed = { ...acme, slug: 'acme-2', updated_at: now() }
+    await storage.transaction((tx) => tx.organizations.put(renamed))
+    t.equal(await storage.read.organizations.bySlug('acme'), undefined, 'the old slug is free')
+    t.same(await storage.read.organizations.bySlug('acme-2'), renamed)
+    await storage.transaction((tx) => tx.organizations.put(organization('acme')))
+    t.equal((await storage.read.organizations.list()).length, 3)
+  })
+
+  t.test('keys: by hash, per organization in id order, updated in place, never without their organization', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const beta = await withOrganization(storage, 'beta')
+    const first = key(acme.id, 'one')
+    const second = key(acme.id, 'two')
+    const other = key(beta.id, 'three')
+    await storage.transaction(async (tx) => {
+      await tx.keys.put(first)
+      await tx.keys.put(second)
+      await tx.keys.put(other)
+    })
+    t.same(await storage.read.keys.byHash(first.hash), first)
+    t.same((await storage.read.keys.list(acme.id)).map((k) => k.id), [first.id, second.id])
+    const revoked = { ...first, revoked_at: now() }
+    await storage.transaction((tx) => tx.keys.put(revoked))
+    t.same(await storage.read.keys.get(first.id), revoked)
+    await t.rejects(storage.transaction((tx) => tx.keys.put(key(newId()))), notFound)
+    await t.rejects(storage.transaction((tx) => tx.keys.put({ ...key(acme.id), hash: second.hash })), conflict)
+  })
+
+  t.test('resources: one slug per organization and kind, pages by name with totals, public scope', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const beta = await withOrganization(storage, 'beta')
+    const records: ResourceRecord[] = []
+    for (const [name, visibility] of [['delta', 'private'], ['alpha', 'public'], ['charlie', 'private'], ['bravo', 'public']] as const) {
+      records.push(await created(storage, resource(acme.id, name, { visibility })))
+    }
+    const twin = await created(storage, resource(acme.id, 'alpha', { slug: 'alpha-2' }))
+    t.same(await storage.read.resources.bySlug(acme.id, 'api', 'charlie'), records[2])
+    t.equal(await storage.read.resources.bySlug(acme.id, 'schema', 'charlie'), undefined)
+    await t.rejects(storage.transaction((tx) => tx.resources.create(resource(acme.id, 'Delta'))), conflict, 'slug taken')
+    await created(storage, resource(acme.id, 'delta', { kind: 'schema' }))
+    await created(storage, resource(beta.id, 'delta'))
+    await t.rejects(storage.transaction((tx) => tx.resources.create(resource(newId(), 'x'))), notFound, 'no such organization')
+
+    const all = await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 })
+    t.equal(all.total, 5)
+    const alphas = [records[1].id, twin.id].sort()
+    t.same(all.items.map((r) => r.id), [...alphas, records[3].id, records[2].id, records[0].id], 'by name, ties by id')
+    const page = await storage.read.resources.list(acme.id, 'api', { offset: 1, limit: 2 })
+    t.same(page, { items: all.items.slice(1, 3), total: 5 })
+    const publicOnes = await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 }, true)
+    t.same(publicOnes.items.map((r) => r.name), ['alpha', 'bravo'])
+    t.equal(publicOnes.total, 2)
+    t.same(await storage.read.resources.list(acme.id, 'ruleset', { offset: 0, limit: 10 }), { items: [], total: 0 })
+  })
+
+  t.test('resources: an update moves slug, listings and ruleset use; a taken slug is refused', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage)
+    const ruleset = await created(storage, resource(acme.id, 'rules', { kind: 'ruleset' }))
+    const api = await created(storage, resource(acme.id, 'shop', { ruleset_id: ruleset.id }))
+    await created(storage, resource(acme.id, 'other'))
+    t.equal(await storage.read.resources.countApisUsingRuleset(ruleset.id), 1)
+    await t.rejects(storage.transaction((tx) => tx.resources.update({ ...api, slug: 'other' })), conflict)
+    const moved = { ...api, slug: 'store', name: 'Store', visibility: 'public' as const, ruleset_id: null, updated_at: now() }
+    await storage.transaction((tx) => tx.resources.update(moved))
+    t.same(await storage.read.resources.get(api.id), moved)
+    t.equal(await storage.read.resources.bySlug(acme.id, 'api', 'shop'), undefined)
+    t.same(await storage.read.resources.bySlug(acme.id, 'api', 'store'), moved)
+    t.equal(await storage.read.resources.countApisUsingRuleset(ruleset.id), 0)
+    const publicOnes = await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 }, true)
+    t.same(publicOnes, { items: [moved], total: 1 })
+    await t.rejects(storage.transaction((tx) => tx.resources.update(resource(acme.id, 'ghost'))), notFound)
+  })
+
+  t.test('versions: gapless numbers, one current, newest first, removed with their resource', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage)
+    const api = await created(storage, resource(acme.id, 'shop'))
+    const v1 = version(api, 1, `sha256:${'1'.repeat(64)}`)
+    const afterFirst = await storage.transaction((tx) => tx.versions.append(v1))
+    t.equal(afterFirst.last_number, 1)
+    t.equal(afterFirst.updated_at, v1.created_at)
+    await t.rejects(storage.transaction((tx) => tx.versions.append(version(api, 3))), conflict, 'a gap is refused')
+    await t.rejects(storage.transaction((tx) => tx.versions.append(version(api, 1))), conflict, 'a number again is refused')
+    await t.rejects(storage.transaction((tx) => tx.versions.append(version(resource(acme.id, 'ghost'), 1))), notFound)
+    const v2 = version(api, 2, `sha256:${'2'.repeat(64)}`)
+    await storage.transaction((tx) => tx.versions.append(v2))
+    t.same(await storage.read.versions.current(api.id), v2)
+    t.same(await storage.read.versions.get(api.id, 1), v1)
+    t.same(await storage.read.versions.byId(v1.id), v1)
+    t.same(await storage.read.versions.list(api.id, { offset: 0, limit: 10 }), { items: [v2, v1], total: 2 })
+    t.same(await storage.read.versions.list(api.id, { offset: 1, limit: 1 }), { items: [v1], total: 2 })
+    t.equal((await storage.read.resources.get(api.id))?.last_number, 2)
+    t.equal(await storage.read.versions.isKnownValid('api', v1.checksum), true)
+    t.equal(await storage.read.versions.isKnownValid('schema', v1.checksum), false)
+
+    t.same(await storage.transaction((tx) => tx.resources.remove(api.id)), { ...api, last_number: 2, updated_at: v2.created_at })
+    t.equal(await storage.read.resources.get(api.id), undefined)
+    t.equal(await storage.read.versions.current(api.id), undefined)
+    t.equal(await storage.read.versions.byId(v1.id), undefined)
+    t.same(await storage.read.versions.list(api.id, { offset: 0, limit: 10 }), { items: [], total: 0 })
+    t.equal(await storage.read.versions.isKnownValid('api', v1.checksum), true, 'a fact about content outlives the resource')
+    t.equal(await storage.transaction((tx) => tx.resources.remove(api.id)), undefined)
+    await created(storage, resource(acme.id, 'shop'))
+    t.pass('the slug is free again')
+  })
+
+  t.test('a transaction reads its own writes and commits all or nothing', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage)
+    const api = resource(acme.id, 'shop')
+    const seen = await storage.transaction(async (tx) => {
+      await tx.resources.create(api)
+      await tx.versions.append(version(api, 1))
+      return { resource: await tx.resources.bySlug(acme.id, 'api', 'shop'), current: await tx.versions.current(api.id) }
+    })
+    t.equal(seen.resource?.last_number, 1)
+    t.equal(seen.current?.number, 1)
+    const failing = resource(acme.id, 'failing')
+    await t.rejects(storage.transaction(async (tx) => {
+      await tx.resources.create(failing)
+      await tx.versions.append(version(failing, 1))
+      throw new RegistryError('invalid_document', 'refused after writing')
+    }), { code: 'invalid_document' })
+    t.equal(await storage.read.resources.get(failing.id), undefined)
+    t.equal(await storage.read.resources.bySlug(acme.id, 'api', 'failing'), undefined)
+    t.equal((await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 })).total, 1)
+  })
+
+  t.test('concurrent transactions on one resource produce gapless numbers with no duplicate', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage)
+    const api = await created(storage, resource(acme.id, 'shop'))
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => storage.transaction((tx) => appendNext(tx, api.id))))
+    const numbers = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.number] : [])).sort((a, b) => a - b)
+    for (const o of outcomes) if (o.status === 'rejected') t.match(o.reason, conflict, 'a writer that lost too often is told conflict')
+    t.ok(numbers.length >= 1)
+    t.same(numbers, Array.from({ length: numbers.length }, (_, i) => i + 1), 'gapless, no duplicate')
+    const stored = await storage.read.versions.list(api.id, { offset: 0, limit: 100 })
+    t.same(stored.items.map((v) => v.number), [...numbers].reverse())
+    t.equal((await storage.read.resources.get(api.id))?.last_number, numbers.length)
+    t.equal((await storage.read.versions.current(api.id))?.number, numbers.length)
+    const journal = await storage.read.mirror.pending(100)
+    t.same(journal.map((e) => (e.change === 'version' ? e.version.number : 0)).sort((a, b) => a - b), numbers, 'journaled once each')
+  })
+
+  t.test('concurrent creates of one slug: one wins, the others are told conflict', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage)
+    const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () =>
+      storage.transaction((tx) => tx.resources.create(resource(acme.id, 'shop')))))
+    t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1)
+    for (const o of outcomes) if (o.status === 'rejected') t.match(o.reason, conflict)
+    t.equal((await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 })).total, 1)
+  })
+
+  t.test('the journal numbers entries at commit: increasing, never conflicting, nudging listeners', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage)
+    const apis = await Promise.all(['a', 'b', 'c', 'd'].map((name) => created(storage, resource(acme.id, name))))
+    const nudges: boolean[] = []
+    storage.onCommit(({ journal }) => nudges.push(journal))
+    // Different resources: nothing read in common, so none of these needs to run twice.
+    await Promise.all(apis.map((api) => storage.transaction((tx) => appendNext(tx, api.id))))
+    await storage.transaction((tx) => tx.resources.get(apis[0].id))
+    const entries = await storage.read.mirror.pending(100)
+    t.equal(entries.length, 4)
+    const seqs = entries.map((e) => e.seq)
+    t.same(seqs, [...seqs].sort((a, b) => a - b), 'in sequence order')
+    t.equal(new Set(seqs).size, 4)
+    t.same(entries.map((e) => e.organization_id), Array(4).fill(acme.id))
+    t.same(nudges.filter(Boolean).length, 4, 'each commit that journaled nudged')
+    t.equal(nudges.length, 5)
+    t.same((await storage.read.mirror.pending(2)).map((e) => e.seq), seqs.slice(0, 2))
+  })
+
+  t.test('blobs are content-addressed: stored once, read back byte for byte', async (t) => {
+    const storage = await open(t)
+    const text = '{"openapi":"3.1.0"}'
+    const ref: BlobRef = {
+      checksum: `sha256:${'c'.repeat(64)}`, digest: createHash('sha256').update(text).digest('hex'), format: 'json',
+    }
+    t.equal(await storage.blobs.has(ref), false)
+    t.same(await storage.blobs.put(ref, text), { created: true, size: text.length })
+    t.same(await storage.blobs.put(ref, text), { created: false, size: text.length })
+    t.equal(await storage.blobs.has(ref), true)
+    t.equal((await storage.blobs.get(ref)).toString('utf8'), text)
+  })
+}
