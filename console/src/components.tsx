@@ -220,3 +220,30 @@ export function ConfirmButton(props: { label: string; confirm: string; onConfirm
     </span>
   )
 }
+
+/** A page whose subject is still loading, or could not be loaded. */
+export function Pending(props: { what: string; error: ApiError | undefined; crumbs?: Crumb[] }) {
+  const title = !props.error ? 'Loading…' : props.error.status === 404 ? `${props.what} not found` : `${props.what} could not be loaded`
+  return <Page title={title} crumbs={props.crumbs}>{props.error ? <ProblemNotice error={props.error} /> : <Loading />}</Page>
+}
+
+/** The page of a form that creates something: its fields, the answer's problem, create and cancel. */
+export function CreatePage(props: {
+  title: string; crumbs: Crumb[]; lead: ComponentChildren; error: ApiError | undefined; busy: boolean; ready: boolean
+  submitLabel: string; cancelHref: string; onSubmit: (event: Event) => void; children: ComponentChildren
+}) {
+  return (
+    <Page title={props.title} crumbs={props.crumbs} lead={props.lead}>
+      <Panel>
+        <ProblemNotice error={props.error} />
+        <form class="stack" onSubmit={props.onSubmit}>
+          {props.children}
+          <div class="form-actions">
+            <button type="submit" class="primary" disabled={props.busy || !props.ready}>{props.submitLabel}</button>
+            <a href={props.cancelHref}>Cancel</a>
+          </div>
+        </form>
+      </Panel>
+    </Page>
+  )
+}

@@ -85,6 +85,7 @@ export interface Guide {
 }
 
 export type Target = 'typescript' | 'php'
+export const TARGET_LABELS: Record<Target, string> = { typescript: 'TypeScript', php: 'PHP' }
 
 export interface OutputRepository {
   target: Target
@@ -108,7 +109,7 @@ export interface Sdk {
   updated_at: string
 }
 
-export type BuildStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled'
+export type BuildStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled'
 
 export interface Build {
   id: string

@@ -144,6 +144,13 @@ export class RepositorySync {
     })
   }
 
+  /** The organization's connections whose last sync failed or was blocked by the lint gate. */
+  failedSyncs(actor: Actor): RepositoryConnectionRecord[] {
+    return this.store.connectionsOf(actor.organization.id)
+      .filter((connection) => connection.last_sync?.status === 'failed' || connection.last_sync?.status === 'blocked')
+      .sort((a, b) => (a.last_sync!.finished_at < b.last_sync!.finished_at ? 1 : -1))
+  }
+
   /** Creates or replaces the API's connection (`created` tells which). */
   async connect(actor: Actor, apiId: string, input: ConnectInput): Promise<{ connection: RepositoryConnectionRecord; created: boolean }> {
     const api = this.resources.require(actor, 'api', apiId)

@@ -2,7 +2,7 @@ import { RegistryError, notFound } from '../errors.js'
 import { DEFAULT_RULESET } from '../documents/defaults.js'
 import type { RegistryIndex } from '../store/interfaces.js'
 import type {
-  BlockingSeverity, Page, ResourceKind, ResourceRecord, VersionRecord, Visibility,
+  BlockingSeverity, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
 import { newId, now, resolveRef } from './ids.js'
@@ -60,8 +60,8 @@ export class Resources {
     return resource
   }
 
-  list(actor: Actor, kind: ResourceKind, page: { offset: number; limit: number }): Page<ResourceRecord> {
-    return this.index.listResources(actor.organization.id, kind, page)
+  list(actor: Actor, kind: ResourceKind, page: PageRequest, filter?: ListFilter): Page<ResourceRecord> {
+    return this.index.listResources(actor.organization.id, kind, page, false, filter)
   }
 
   async create(actor: Actor, kind: ResourceKind, input: CreateInput): Promise<{ resource: ResourceRecord; version?: VersionRecord }> {

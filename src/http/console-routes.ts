@@ -10,8 +10,11 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 import { notFound } from '../errors.js'
-import { namedAsset, type Asset } from '../sites/assets.js'
+import { namedAsset, SiteAssets, type Asset } from '../sites/assets.js'
+import { embeddedReferencePage } from '../sites/pages.js'
 import { sendAsset } from './asset-reply.js'
+import { sendPage as sendHtmlPage } from './html-reply.js'
+import { Ulid } from './schemas.js'
 
 /** Where `npm run build` writes the console (the same place from `src/http` under tsx and from `dist/http`). */
 export const CONSOLE_BUILD = fileURLToPath(new URL('../../dist/console/', import.meta.url))
@@ -89,5 +92,16 @@ export async function consoleRoutes(app: FastifyInstance, options: { directory?:
     const asset = build?.assets.get((request.params as { file: string }).file)
     if (!asset) throw notFound('file')
     return sendAsset(request, reply, asset)
+  })
+
+  // A version's API reference, for the console's frame: Scalar (the sites' bundle, its files where
+  // /docs serves them) under the pages' CSP, which allows the inline styles Scalar injects; the console
+  // itself keeps its stricter policy. The document is read through /v1 with the session's cookie.
+  const scalarFiles = SiteAssets.shared().urls('/docs')
+  app.get('/console/_reference/apis/:api/versions/:version', {
+    schema: { ...hide, params: Type.Object({ api: Ulid, version: Ulid }) },
+  }, async (request, reply) => {
+    const { api, version } = request.params as { api: string; version: string }
+    return sendHtmlPage(reply, 200, embeddedReferencePage('API reference', `/v1/apis/${api}/versions/${version}/document`, scalarFiles))
   })
 }

@@ -38,7 +38,7 @@ const LastSync = Type.Object({
   error: Nullable(Type.Object({ code: Type.String(), detail: Type.String(), errors: Type.Optional(ProblemItems) })),
 })
 
-const Connection = Type.Object({
+export const Connection = Type.Object({
   id: Ulid,
   organization_id: Ulid,
   api_id: Ulid,

@@ -15,7 +15,7 @@ import { registerChangeRoutes } from './change-routes.js'
 import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
 import {
-  Api, BlockingSeverity, Data, Description, DocumentValue, Finding, FormatQuery, List, LogoUrl, Name, Nullable,
+  Api, BlockingSeverity, Data, Description, DocumentValue, Finding, FormatQuery, List, ListQuery, LogoUrl, Name, Nullable,
   PageQuery, Problem, Ruleset, RulesetVersion, Schema, SchemaVersion, Slug, SpecVersion, Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
 } from './schemas.js'
 
@@ -88,10 +88,10 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     registry.resources.require(actorOf(request), kind, (request.params as Record<string, string>)[k.param])
 
   app.get(collection, {
-    schema: { tags, security, summary: `List ${k.plural}`, querystring: PageQuery, response: { 200: List(k.object), ...errors(400, 401) } },
+    schema: { tags, security, summary: `List ${k.plural}: by name, paged, optionally searched by name`, querystring: ListQuery, response: { 200: List(k.object), ...errors(400, 401) } },
   }, async (request) => {
-    const { page, limit } = request.query as { page?: number; limit?: number }
-    const result = registry.resources.list(actorOf(request), kind, toPageRequest(page, limit))
+    const { page, limit, q, sort } = request.query as { page?: number; limit?: number; q?: string; sort?: string }
+    const result = registry.resources.list(actorOf(request), kind, toPageRequest(page, limit), { nameContains: q?.trim() || undefined, descending: sort === '-name' })
     return { data: result.items.map((r) => resourceView(registry.index, r)), total: result.total }
   })
 

@@ -33,6 +33,13 @@ export const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })),
 })
 
+/** A resource list's query: its page, a name search and the order. */
+export const ListQuery = Type.Object({
+  ...PageQuery.properties,
+  q: Type.Optional(Type.String({ maxLength: 200, description: 'only resources whose name contains this text, ignoring case' })),
+  sort: Type.Optional(Type.Enum(['name', '-name'], { default: 'name', description: 'by name, A to Z (default) or Z to A (-name); ties by id' })),
+})
+
 export const FormatQuery = Type.Object({
   format: Type.Optional(Type.Enum(['json', 'yaml'], { description: 'JSON by default; YAML also with Accept: application/yaml' })),
   bundle: Type.Optional(Type.Boolean({

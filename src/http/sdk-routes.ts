@@ -59,7 +59,7 @@ const Sdk = Type.Object({
 
 const PullRequest = Type.Object({ number: Type.Integer(), url: Type.String(), branch: Type.String(), base: Type.String(), title: Type.String() })
 
-const Build = Type.Object({
+export const Build = Type.Object({
   id: Ulid,
   organization_id: Ulid,
   sdk_id: Ulid,

@@ -30,6 +30,8 @@ function asset(stem: string, extension: string, type: string, bytes: Buffer): As
 /** The pages' own stylesheet: a plain layout, system fonts only (nothing is loaded from elsewhere). */
 const SITE_CSS = `
 :root { --ink: #1c2330; --muted: #5b6577; --line: #e3e7ee; --accent: #2b59c3; --soft: #f6f8fb; --scalar-custom-header-height: 56px; }
+/* A reference shown alone (the console's frame) has no header above it. */
+body.embedded { --scalar-custom-header-height: 0px; }
 * { box-sizing: border-box; }
 html, body { margin: 0; }
 body { font: 16px/1.6 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: #fff; }

@@ -40,7 +40,7 @@ const apiLabel = (api: SiteApiSummary) => api.title ?? api.name
 type PageAssets = SiteContext['assets']
 
 /** The HTML document around every page: head (title, icon, stylesheet), a header bar, the body, scripts. */
-function documentShell(page: { title: string; assets: PageAssets; header: SafeHtml; body: SafeHtml; scripts?: SafeHtml }): string {
+function documentShell(page: { title: string; assets: PageAssets; header?: SafeHtml; body: SafeHtml; scripts?: SafeHtml; bodyClass?: string }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -50,10 +50,10 @@ function documentShell(page: { title: string; assets: PageAssets; header: SafeHt
 <link rel="icon" href="${page.assets.favicon}" type="image/svg+xml">
 <link rel="stylesheet" href="${page.assets.css}">
 </head>
-<body>
-<header class="site-header">
+<body${page.bodyClass ? html` class="${page.bodyClass}"` : ''}>
+${page.header ? html`<header class="site-header">
 ${page.header}
-</header>
+</header>` : ''}
 ${page.body}
 ${page.scripts ?? ''}
 </body>
@@ -185,6 +185,14 @@ export function serviceReferencePage(title: string, assets: PageAssets): string 
 <a href="/openapi.yaml">openapi.yaml</a>
 </nav>`
   return documentShell({ title, assets, header, ...scalarReference('/openapi.json', assets) })
+}
+
+/**
+ * A version's reference alone, without a header: the console shows it in a frame, and Scalar loads the
+ * document from `documentUrl` with the console's session.
+ */
+export function embeddedReferencePage(title: string, documentUrl: string, assets: PageAssets): string {
+  return documentShell({ title, assets, bodyClass: 'embedded', ...scalarReference(documentUrl, assets) })
 }
 
 /** A page that is not there: a private site, an unknown guide or API, a path a site does not have. */

@@ -4,7 +4,7 @@
  */
 import type { DiffResult, DocumentFormat, Finding } from '../documents/types.js'
 import type {
-  KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
+  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from './records.js'
 
 /**
@@ -67,7 +67,11 @@ export interface RegistryIndex {
   // Resources
   getResource(id: string): ResourceRecord | undefined
   getResourceBySlug(organizationId: string, kind: ResourceKind, slug: string): ResourceRecord | undefined
-  listResources(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly?: boolean): Page<ResourceRecord>
+  /**
+   * By name, ties by id (or the reverse); `filter.nameContains` keeps the names that contain it, and
+   * `total` counts those.
+   */
+  listResources(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly?: boolean, filter?: ListFilter): Page<ResourceRecord>
   /**
    * Creates a resource (and its first version, when given) in one transaction; returns the record as
    * stored. `guard` runs first inside the transaction and may throw to refuse (e.g. a reference check).
@@ -92,6 +96,8 @@ export interface RegistryIndex {
   listVersions(resourceId: string, page: PageRequest): Page<VersionRecord>
   /** Appends a version and makes it current, atomically; the builder sees the latest state. */
   appendVersion(resourceId: string, build: VersionBuilder): Promise<{ version: VersionRecord; created: boolean }>
+  /** An organization's newest versions across its resources, newest first. */
+  recentVersions(organizationId: string, limit: number): VersionRecord[]
   /** Every version of every resource (verify, gc, rebuilding derived data). */
   allVersions(): Iterable<VersionRecord>
   /**

@@ -36,6 +36,11 @@ export const DATABASES = {
   validDocuments: 'valid-documents',
   /** [diff method, from checksum, to checksum] → DiffResult: the diff of two documents, computed once */
   diffResults: 'diff-results',
+  /**
+   * [org, version id] → [resource id, number]: an organization's versions of every resource in ULID
+   * (time) order, for "latest versions" (written since the console; older versions are not listed).
+   */
+  organizationVersions: 'organization-versions',
 } as const
 
 export type Scope = 'all' | 'public'
@@ -57,6 +62,8 @@ export const keys = {
   lintResult: (rulesetChecksum: string, documentChecksum: string) => [rulesetChecksum, documentChecksum],
   validDocument: (kind: string, checksum: string) => [kind, checksum],
   diffResult: (method: string, fromChecksum: string, toChecksum: string) => [method, fromChecksum, toChecksum],
+  organizationVersion: (org: string, versionId: string) => [org, versionId],
+  organizationVersionRange: (org: string) => ({ start: [org, ''], end: [org, '\uffff'] }),
 }
 
 // ---------------------------------------------------------------- SDKs and builds (issue 7)

@@ -90,4 +90,12 @@ export interface PageRequest {
   limit: number
 }
 
+/** Which resources a list holds and in which order (the console's search box and sort). */
+export interface ListFilter {
+  /** Only names that contain this, ignoring case. */
+  nameContains?: string
+  /** Names Z to A (default A to Z; ties by id either way). */
+  descending?: boolean
+}
+
 export type { Finding }

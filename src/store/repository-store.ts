@@ -56,6 +56,8 @@ export interface RepositoryStore {
   get(apiId: string): RepositoryConnectionRecord | undefined
   /** Every connection to a repository (any branch), by normalized url. */
   byRepository(normalizedUrl: string): RepositoryConnectionRecord[]
+  /** An organization's connections (a scan of every connection: there are few, one per synced API at most). */
+  connectionsOf(organizationId: string): RepositoryConnectionRecord[]
   /**
    * Creates or replaces an API's connection in one transaction; `guard` runs first inside it (the API
    * still exists). Answers whether it was created.
@@ -107,6 +109,11 @@ export class LmdbRepositoryStore implements RepositoryStore {
       if (connection) found.push(connection)
     }
     return found
+  }
+
+  connectionsOf(organizationId: string): RepositoryConnectionRecord[] {
+    return [...this.db.repositoryConnections.getRange().map(({ value }) => value as RepositoryConnectionRecord)]
+      .filter((connection) => connection.organization_id === organizationId)
   }
 
   put(record: RepositoryConnectionRecord, guard?: () => void): Promise<{ created: boolean }> {

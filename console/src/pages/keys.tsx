@@ -14,9 +14,10 @@ const ROLES: { value: Role; label: string; hint: string }[] = [
 
 export function Keys() {
   const admin = useCan('admin')
+  const { session } = useSession()
   return (
     <Page title="API keys" lead="Keys authenticate clients, CI jobs and console sign-ins. Each has a role; a secret is shown once, when the key is created.">
-      {admin ? <KeyManager /> : <Notice kind="info">Only admin keys can list, create and revoke keys. Your key’s role is <strong>{useSession().session.key.role}</strong>.</Notice>}
+      {admin ? <KeyManager /> : <Notice kind="info">Only admin keys can list, create and revoke keys. Your key’s role is <strong>{session.key.role}</strong>.</Notice>}
     </Page>
   )
 }

@@ -1,0 +1,72 @@
+/**
+ * The code editor (CodeMirror 6), loaded only by the pages that edit a document: YAML highlighting
+ * (JSON is YAML too), line numbers, undo history, and diagnostics from `check` as the text changes.
+ * Tab is left to move focus, so the editor never traps a keyboard user.
+ */
+import { useEffect, useRef } from 'preact/hooks'
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands'
+import { yaml } from '@codemirror/lang-yaml'
+import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language'
+import { linter, lintGutter, type Diagnostic } from '@codemirror/lint'
+import { EditorState } from '@codemirror/state'
+import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view'
+
+export type { Diagnostic }
+
+export interface CodeEditorProps {
+  value: string
+  onChange: (text: string) => void
+  /** The accessible name of the editing area. */
+  label: string
+  /** Diagnostics for a text (run a moment after typing stops). */
+  check?: (text: string) => Promise<Diagnostic[]>
+}
+
+/** The page's stylesheet does not reach into the shadow root: the editor's own look is set here. */
+const THEME = EditorView.theme({
+  '&': { height: '460px', fontSize: '13px', backgroundColor: '#fff' },
+  '&.cm-focused': { outline: 'none' },
+  '.cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace', lineHeight: '1.55' },
+  '.cm-gutters': { backgroundColor: '#f5f7fa', borderRight: '1px solid #e1e5ec', color: '#6b7588' },
+  '.cm-activeLine': { backgroundColor: '#f3f6fd' },
+  '.cm-activeLineGutter': { backgroundColor: '#e9effb' },
+})
+
+export default function CodeEditor(props: CodeEditorProps) {
+  const host = useRef<HTMLDivElement>(null)
+  const view = useRef<EditorView>()
+  const latest = useRef(props)
+  latest.current = props
+
+  useEffect(() => {
+    const extensions = [
+      lineNumbers(), highlightActiveLineGutter(), history(), drawSelection(), indentOnInput(), bracketMatching(),
+      highlightActiveLine(), syntaxHighlighting(defaultHighlightStyle, { fallback: true }), yaml(),
+      keymap.of([...defaultKeymap, ...historyKeymap]),
+      THEME,
+      EditorView.contentAttributes.of({ 'aria-label': props.label }),
+      EditorView.updateListener.of((update) => {
+        if (update.docChanged) latest.current.onChange(update.state.doc.toString())
+      }),
+      lintGutter(),
+      linter(async (editor) => latest.current.check?.(editor.state.doc.toString()) ?? [], { delay: 400 }),
+    ]
+    // Inside a shadow root CodeMirror's styles go into a constructed style sheet (adoptedStyleSheets),
+    // which the console's CSP allows; in the document itself they would need an inline <style>.
+    const shadow = host.current!.shadowRoot ?? host.current!.attachShadow({ mode: 'open' })
+    const parent = document.createElement('div')
+    shadow.replaceChildren(parent)
+    view.current = new EditorView({ parent, root: shadow, state: EditorState.create({ doc: props.value, extensions }) })
+    return () => view.current?.destroy()
+  }, [])
+
+  // A value set from outside (the document loaded, a reset) replaces the text.
+  useEffect(() => {
+    const editor = view.current
+    if (editor && editor.state.doc.toString() !== props.value) {
+      editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: props.value } })
+    }
+  }, [props.value])
+
+  return <div class="editor" ref={host} />
+}

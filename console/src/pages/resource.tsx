@@ -1,0 +1,376 @@
+/** One API, schema or ruleset: its settings, versions, documents, reference and comparison. */
+import type { ComponentChildren } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { useLocation } from 'preact-iso'
+import { api, withQuery, type List } from '../api'
+import {
+  Badge, bytes, ConfirmButton, Empty, Loading, Notice, Page, Panel, Pager, Pending, ProblemNotice, shortChecksum, Tabs, Time,
+} from '../components'
+import { useAction, useFetch } from '../hooks'
+import { apiPath, KINDS, resourcePath, type KindInfo } from '../kinds'
+import { useListQuery } from '../list-query'
+import { useCan, useSession } from '../session'
+import type { BlockingSeverity, Resource, Version, Visibility } from '../types'
+import { SeverityField, versionLabel, VisibilityField } from './resources'
+
+interface FrameProps {
+  plural: KindInfo['plural']
+  id: string
+}
+
+/**
+ * The header and tabs every view of a resource shares; the view gets the resource and a way to
+ * reload it (after a restore or an upload, its current version changed).
+ */
+export function ResourceFrame(props: FrameProps & { title: string; children: (resource: Resource, reload: () => void) => ComponentChildren }) {
+  const info = KINDS[props.plural]
+  const resource = useFetch<{ data: Resource }>(apiPath(info, props.id))
+  const base = resourcePath(info, props.id)
+  const data = resource.data?.data
+  if (!data) return <Pending what={info.singular[0].toUpperCase() + info.singular.slice(1)} error={resource.error} crumbs={[{ label: info.title, href: `/console/${info.plural}` }]} />
+  return (
+    <Page
+      title={props.title === 'Settings' ? data.name : `${data.name}: ${props.title}`}
+      crumbs={[{ label: info.title, href: `/console/${info.plural}` }, { label: data.name, href: base }, ...(props.title === 'Settings' ? [] : [{ label: props.title }])]}
+      lead={<><Badge kind={data.visibility}>{data.visibility}</Badge> <span class="mono">{data.slug}</span> · {versionLabel(data)}</>}
+      tabs={
+        <Tabs label={`${info.singular} views`} items={[
+          { href: base, label: 'Settings' },
+          { href: `${base}/versions`, label: 'Versions' },
+          { href: `${base}/upload`, label: 'Upload' },
+          { href: `${base}/editor`, label: 'Editor', hidden: info.kind !== 'ruleset' },
+          { href: `${base}/document`, label: 'Document' },
+          { href: `${base}/reference`, label: 'Reference', hidden: info.kind !== 'api' },
+          { href: `${base}/diff`, label: 'Compare' },
+          { href: `${base}/repository`, label: 'Repository', hidden: info.kind !== 'api' },
+        ]} />
+      }>
+      {props.children(data, resource.reload)}
+    </Page>
+  )
+}
+
+// ---------------------------------------------------------------- settings
+
+export function ResourceSettings(props: FrameProps) {
+  return <ResourceFrame {...props} title="Settings">{(resource, reload) => <SettingsForm info={KINDS[props.plural]} resource={resource} reload={reload} />}</ResourceFrame>
+}
+
+function SettingsForm(props: { info: KindInfo; resource: Resource; reload: () => void }) {
+  const { info, resource } = props
+  const { session } = useSession()
+  const { route } = useLocation()
+  const canWrite = useCan('write')
+  const [name, setName] = useState(resource.name)
+  const [slug, setSlug] = useState(resource.slug)
+  const [visibility, setVisibility] = useState<Visibility>(resource.visibility)
+  const [description, setDescription] = useState(resource.description ?? '')
+  const [logoUrl, setLogoUrl] = useState(resource.logo_url ?? '')
+  const [rulesetId, setRulesetId] = useState(resource.ruleset_id ?? '')
+  const [severity, setSeverity] = useState<BlockingSeverity | ''>(resource.blocking_severity ?? '')
+  const [saved, setSaved] = useState(false)
+  const rulesets = useFetch<List<Resource>>(info.kind === 'api' ? '/v1/rulesets' : null, { limit: 100 })
+  const save = useAction()
+  const remove = useAction()
+
+  const changes = (): Record<string, unknown> => {
+    const body: Record<string, unknown> = {}
+    if (name.trim() !== resource.name) body.name = name.trim()
+    if (slug.trim() !== resource.slug) body.slug = slug.trim()
+    if (visibility !== resource.visibility) body.visibility = visibility
+    // An emptied field is sent as null: it clears the value.
+    if ((description || null) !== resource.description) body.description = description || null
+    if (info.kind === 'api') {
+      if ((logoUrl.trim() || null) !== (resource.logo_url ?? null)) body.logo_url = logoUrl.trim() || null
+      if ((rulesetId || null) !== (resource.ruleset_id ?? null)) body.ruleset_id = rulesetId || null
+      if ((severity || null) !== (resource.blocking_severity ?? null)) body.blocking_severity = severity || null
+    }
+    if (info.kind === 'ruleset' && severity && severity !== resource.blocking_severity) body.blocking_severity = severity
+    return body
+  }
+
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setSaved(false)
+    const body = changes()
+    if (Object.keys(body).length === 0) return setSaved(true)
+    if (await save.run(() => api.patch(apiPath(info, resource.id), body))) {
+      setSaved(true)
+      props.reload()
+    }
+  }
+
+  const publicUrl = `/@${session.organization.slug}/${info.plural}/${resource.slug}`
+  return (
+    <div class="grid-2">
+      <Panel title="Settings" id="settings">
+        {!canWrite && <Notice kind="info">Your key can only read: the settings are shown, not editable.</Notice>}
+        {saved && <Notice kind="ok">Saved.</Notice>}
+        <ProblemNotice error={save.error} />
+        <form class="stack" onSubmit={submit}>
+          <fieldset disabled={!canWrite || save.busy} class="stack bare">
+            <legend class="visually-hidden">{info.singular} settings</legend>
+            <div class="field">
+              <label for="name">Name</label>
+              <input id="name" type="text" required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+            </div>
+            <div class="field">
+              <label for="slug">Slug</label>
+              <input id="slug" type="text" required maxLength={64} pattern="[a-z0-9]+(-[a-z0-9]+)*" value={slug} aria-describedby="slug-hint" onInput={(e) => setSlug((e.target as HTMLInputElement).value)} />
+              <p class="hint" id="slug-hint">Used in registry URLs such as <code>{publicUrl}</code>.</p>
+            </div>
+            <div class="field">
+              <label for="description">Description</label>
+              <textarea id="description" maxLength={10000} value={description} aria-describedby="description-hint" onInput={(e) => setDescription((e.target as HTMLTextAreaElement).value)} />
+              <p class="hint" id="description-hint">Empty clears it.</p>
+            </div>
+            <VisibilityField value={visibility} onChange={setVisibility} />
+            {info.kind === 'api' && (
+              <>
+                <div class="field">
+                  <label for="logo-url">Logo URL</label>
+                  <input id="logo-url" type="url" maxLength={2048} value={logoUrl} aria-describedby="logo-hint" onInput={(e) => setLogoUrl((e.target as HTMLInputElement).value)} />
+                  <p class="hint" id="logo-hint">Empty clears it.</p>
+                </div>
+                <div class="field">
+                  <label for="ruleset">Ruleset</label>
+                  <select id="ruleset" value={rulesetId} onChange={(e) => setRulesetId((e.target as HTMLSelectElement).value)}>
+                    <option value="">None: uploads are not linted</option>
+                    {rulesets.data?.data.map((ruleset) => <option key={ruleset.id} value={ruleset.id}>{ruleset.name}</option>)}
+                  </select>
+                </div>
+                <SeverityField id="blocking-severity" value={severity} onChange={setSeverity} emptyLabel="Inherit the ruleset’s default"
+                  hint={`Effective now: ${resource.effective_blocking_severity}.`} />
+              </>
+            )}
+            {info.kind === 'ruleset' && (
+              <SeverityField id="blocking-severity" value={severity} onChange={setSeverity} hint="The default threshold of the APIs that use this ruleset." />
+            )}
+            <div class="form-actions"><button type="submit" class="primary">Save changes</button></div>
+          </fieldset>
+        </form>
+      </Panel>
+      <div>
+        <Panel title="About">
+          <dl class="facts">
+            <dt>ID</dt><dd class="mono">{resource.id}</dd>
+            <dt>Current version</dt><dd>{resource.current ? <a href={resourcePath(info, resource.id, '/versions')}>{versionLabel(resource)}</a> : 'none yet'}</dd>
+            {resource.current && <><dt>Checksum</dt><dd class="mono" title={resource.current.checksum}>{shortChecksum(resource.current.checksum)}</dd></>}
+            {info.kind === 'api' && <><dt>Lint threshold</dt><dd>{resource.effective_blocking_severity}</dd></>}
+            <dt>Created</dt><dd><Time at={resource.created_at} /></dd>
+            <dt>Updated</dt><dd><Time at={resource.updated_at} /></dd>
+            {resource.visibility === 'public' && <><dt>Public</dt><dd><a href={publicUrl}>{publicUrl}</a></dd></>}
+          </dl>
+        </Panel>
+        {canWrite && (
+          <Panel title="Delete" description={`Deletes the ${info.singular} and every version of it.`}>
+            <ProblemNotice error={remove.error} />
+            <ConfirmButton label={`Delete ${info.singular}`} confirm={`Delete “${resource.name}”`} disabled={remove.busy}
+              onConfirm={() => void remove.run(async () => {
+                await api.del(apiPath(info, resource.id))
+                route(`/console/${info.plural}`)
+              })} />
+          </Panel>
+        )}
+      </div>
+    </div>
+  )
+}
+
+// ---------------------------------------------------------------- versions
+
+const VERSIONS_PAGE = 20
+
+export function Versions(props: FrameProps) {
+  const info = KINDS[props.plural]
+  return (
+    <ResourceFrame {...props} title="Versions">
+      {(resource, reload) => <VersionTimeline info={info} resource={resource} reloadResource={reload} />}
+    </ResourceFrame>
+  )
+}
+
+function VersionTimeline(props: { info: KindInfo; resource: Resource; reloadResource: () => void }) {
+  const { info, resource } = props
+  const { page, setPage } = useListQuery()
+  const versions = useFetch<List<Version>>(apiPath(info, resource.id, '/versions'), { page, limit: VERSIONS_PAGE })
+  const canWrite = useCan('write')
+  const restore = useAction()
+  const [restored, setRestored] = useState<{ from: number; to: Version } | undefined>()
+  const numberOf = new Map(versions.data?.data.map((v) => [v.id, v.number]))
+  const base = resourcePath(info, resource.id)
+
+  const restoreVersion = async (version: Version) => {
+    const answer = await restore.run(() => api.post<{ data: Version }>(apiPath(info, resource.id, `/versions/${version.id}/restore`)))
+    if (answer) {
+      setRestored({ from: version.number, to: answer.data })
+      props.reloadResource()
+      versions.reload()
+    }
+  }
+
+  return (
+    <Panel title="Versions" description="Newest first. Restoring makes an older version current again as a new version." flush>
+      {(restored || versions.error || restore.error || versions.data?.total === 0) && (
+        <div class="panel-body">
+          {restored && <Notice kind="ok">Version #{restored.from} is current again, as version #{restored.to.number}.</Notice>}
+          <ProblemNotice error={versions.error ?? restore.error} />
+          {versions.data?.total === 0 && <Empty title="No versions yet"><p><a href={`${base}/upload`}>Upload the first document</a>.</p></Empty>}
+        </div>
+      )}
+      {versions.data === undefined ? <Loading /> : (
+        <ol class="timeline" data-testid="versions">
+          {versions.data.data.map((version) => {
+            const current = resource.current?.id === version.id
+            return (
+              <li key={version.id}>
+                <div class="number">#{version.number}</div>
+                <div>
+                  <div class="title">
+                    {version.title ? `${version.title}${version.version ? ` ${version.version}` : ''}` : `Version ${version.number}`}
+                    {' '}{current && <Badge kind="current">current</Badge>}
+                  </div>
+                  <div class="meta">
+                    <Time at={version.created_at} />
+                    <span><Badge>{version.source}</Badge>{version.restored_from && <> of #{numberOf.get(version.restored_from) ?? version.restored_from.slice(-6)}</>}</span>
+                    <span class="mono" title={version.checksum}>{shortChecksum(version.checksum)}</span>
+                    <span>{bytes(version.size)} {version.format.toUpperCase()}</span>
+                    {version.openapi && <span>OpenAPI {version.openapi}</span>}
+                    {version.lint && <span>lint: {version.lint.counts.error} errors, {version.lint.counts.warn} warnings</span>}
+                  </div>
+                </div>
+                <div class="actions">
+                  <a class="button small" href={withQuery(`${base}/document`, { version: version.id })}>Document</a>
+                  {info.kind === 'api' && <a class="button small" href={withQuery(`${base}/reference`, { version: version.id })}>Reference</a>}
+                  {canWrite && !current && (
+                    <button type="button" class="small" disabled={restore.busy} onClick={() => void restoreVersion(version)}
+                      aria-label={`Restore version ${version.number}`}>Restore</button>
+                  )}
+                </div>
+              </li>
+            )
+          })}
+        </ol>
+      )}
+      {versions.data && versions.data.total > VERSIONS_PAGE && <Pager page={page} limit={VERSIONS_PAGE} total={versions.data.total} onPage={setPage} noun="versions" />}
+    </Panel>
+  )
+}
+
+// ---------------------------------------------------------------- one version's document and reference
+
+/** Picks a version (the newest 100); the choice is in the URL (`?version=`), the current one by default. */
+function VersionPicker(props: { info: KindInfo; resource: Resource; value: string; onChange: (id: string) => void; label?: string; id?: string }) {
+  const versions = useFetch<List<Version>>(apiPath(props.info, props.resource.id, '/versions'), { limit: 100 })
+  const id = props.id ?? 'version'
+  return (
+    <div class="field">
+      <label for={id}>{props.label ?? 'Version'}</label>
+      <select id={id} value={props.value} onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}>
+        {(versions.data?.data ?? (props.resource.current ? [props.resource.current] : [])).map((v) => (
+          <option key={v.id} value={v.id}>#{v.number}{v.id === props.resource.current?.id ? ' (current)' : ''}{v.title ? ` · ${v.title} ${v.version ?? ''}` : ''} · {new Date(v.created_at).toLocaleString()}</option>
+        ))}
+      </select>
+    </div>
+  )
+}
+
+function useVersionParam(resource: Resource) {
+  const { path, query, route } = useLocation()
+  const version = query.version ?? resource.current?.id ?? ''
+  const set = (next: Record<string, string | undefined>) => route(withQuery(path, { ...query, ...next }), true)
+  return { version, query, set }
+}
+
+export function DocumentView(props: FrameProps) {
+  const info = KINDS[props.plural]
+  return <ResourceFrame {...props} title="Document">{(resource) => <DocumentPanel info={info} resource={resource} />}</ResourceFrame>
+}
+
+function DocumentPanel(props: { info: KindInfo; resource: Resource }) {
+  const { info, resource } = props
+  const { version, query, set } = useVersionParam(resource)
+  const format = query.format === 'yaml' ? 'yaml' : 'json'
+  const [text, setText] = useState<string | undefined>()
+  const load = useAction()
+  const documentUrl = apiPath(info, resource.id, `/versions/${version}/document`)
+  useEffect(() => {
+    if (!version) return
+    setText(undefined)
+    void load.run(async () => {
+      const body = await api.text(documentUrl, { format }, format === 'yaml' ? 'application/yaml' : 'application/json')
+      setText(format === 'json' ? prettyJson(body) : body)
+    })
+  }, [version, format])
+
+  if (!resource.current) return <Empty title="No document yet"><p><a href={resourcePath(info, resource.id, '/upload')}>Upload one</a>.</p></Empty>
+  return (
+    <Panel flush>
+      <div class="toolbar">
+        <div class="row">
+          <VersionPicker info={info} resource={resource} value={version} onChange={(id) => set({ version: id })} />
+          <fieldset>
+            <legend>Format</legend>
+            <div class="choices">
+              {(['json', 'yaml'] as const).map((value) => (
+                <label class="choice" key={value}>
+                  <input type="radio" name="format" checked={format === value} onChange={() => set({ format: value === 'json' ? undefined : value })} /> {value.toUpperCase()}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+        </div>
+        <a class="button small" href={withQuery(documentUrl, { format })} download="">Download</a>
+      </div>
+      <div class="panel-body">
+        <ProblemNotice error={load.error} />
+        {text === undefined ? <Loading /> : <pre class="document" tabIndex={0} aria-label={`Document in ${format.toUpperCase()}`}>{text}</pre>}
+      </div>
+    </Panel>
+  )
+}
+
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    return text
+  }
+}
+
+export function Reference(props: FrameProps) {
+  const info = KINDS[props.plural]
+  return <ResourceFrame {...props} title="Reference">{(resource) => <ReferencePanel info={info} resource={resource} />}</ResourceFrame>
+}
+
+function ReferencePanel(props: { info: KindInfo; resource: Resource }) {
+  const { info, resource } = props
+  const { version, set } = useVersionParam(resource)
+  if (!resource.current) return <Empty title="No document yet"><p><a href={resourcePath(info, resource.id, '/upload')}>Upload one</a>.</p></Empty>
+  return (
+    <>
+      <div class="row"><VersionPicker info={info} resource={resource} value={version} onChange={(id) => set({ version: id })} /></div>
+      <p class="muted small">The reference as documentation sites render it (Scalar), from this version’s document.</p>
+      <iframe class="reference-frame" title={`API reference of ${resource.name}`} src={`/console/_reference/apis/${resource.id}/versions/${version}`} />
+    </>
+  )
+}
+
+// ---------------------------------------------------------------- compare
+
+export function Compare(props: FrameProps) {
+  const info = KINDS[props.plural]
+  return (
+    <ResourceFrame {...props} title="Compare">
+      {(resource) => (
+        <Panel title="Compare two versions">
+          <Notice kind="info">
+            Comparing versions, with breaking changes marked, needs the registry’s diff API
+            (<code>GET /v1/{info.plural}/{'{id}'}/diff?from=N&amp;to=M</code>), which this registry does not serve yet.
+            Until it does, open two versions’ documents from the <a href={resourcePath(info, resource.id, '/versions')}>versions timeline</a>.
+          </Notice>
+        </Panel>
+      )}
+    </ResourceFrame>
+  )
+}

@@ -1,0 +1,48 @@
+/**
+ * An organization at a glance (the console's overview, `GET /v1/overview`): how many of each thing it
+ * has, its latest versions across resources, and what failed recently (repository syncs, SDK builds).
+ */
+import type { BuildRecord } from '../store/sdk-records.js'
+import type { RepositoryConnectionRecord } from '../store/repository-store.js'
+import type { ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
+import type { Actor } from './organizations.js'
+import type { Registry } from './registry.js'
+
+export interface OrganizationOverview {
+  counts: { apis: number; schemas: number; rulesets: number; sites: number; sdks: number; builds: number }
+  recentVersions: { resource: ResourceRecord; version: VersionRecord }[]
+  failedSyncs: { api: ResourceRecord; connection: RepositoryConnectionRecord }[]
+  failedBuilds: BuildRecord[]
+}
+
+/** A page past the end: the lists answer only their `total`. */
+const COUNT_ONLY = { offset: Number.MAX_SAFE_INTEGER, limit: 1 }
+/** How far back the failed builds are looked for: the newest builds of the organization. */
+const BUILDS_LOOKED_AT = 100
+
+export function organizationOverview(registry: Registry, actor: Actor, limit = 10): OrganizationOverview {
+  const org = actor.organization.id
+  const count = (kind: ResourceKind) => registry.index.listResources(org, kind, COUNT_ONLY).total
+  const recentVersions = registry.index.recentVersions(org, limit).flatMap((version) => {
+    const resource = registry.index.getResource(version.resource_id)
+    return resource ? [{ resource, version }] : []
+  })
+  const failedSyncs = registry.repositorySync.failedSyncs(actor).slice(0, limit).flatMap((connection) => {
+    const api = registry.index.getResource(connection.api_id)
+    return api ? [{ api, connection }] : []
+  })
+  const builds = registry.sdks.listBuilds(actor, { offset: 0, limit: BUILDS_LOOKED_AT })
+  return {
+    counts: {
+      apis: count('api'),
+      schemas: count('schema'),
+      rulesets: count('ruleset'),
+      sites: registry.sites.list(actor, COUNT_ONLY).total,
+      sdks: registry.sdks.list(actor, COUNT_ONLY).total,
+      builds: builds.total,
+    },
+    recentVersions,
+    failedSyncs,
+    failedBuilds: builds.items.filter((build) => build.status === 'failed').slice(0, limit),
+  }
+}
