@@ -131,7 +131,7 @@ function BuildLog(props: { build: Build }) {
   return (
     <Panel title="Log" id="build-log">
       <ProblemNotice error={load.error} />
-      {log === undefined ? <Loading /> : log === '' ? <p class="muted">Nothing logged yet.</p> : <pre class="log" tabIndex={0} aria-label="Build log">{log}</pre>}
+      {log === undefined ? <Loading /> : log === '' ? <p class="muted">Nothing logged yet.</p> : <pre class="log" tabIndex={0} role="region" aria-label="Build log">{log}</pre>}
     </Panel>
   )
 }

@@ -26,7 +26,7 @@ function GuideForm(props: { site: Site; guide: Guide | undefined }) {
   const [message, setMessage] = useState<string | undefined>()
   const save = useAction()
   const remove = useAction()
-  const siteHref = `/console/sites/${site.id}`
+  const siteHref = `/console/sites/${site.slug}`
 
   const submit = async (event: Event) => {
     event.preventDefault()

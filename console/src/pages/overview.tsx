@@ -50,7 +50,7 @@ export function Overview() {
                     <tbody>
                       {data.recent_versions.map(({ kind, resource, version }) => (
                         <tr key={version.id}>
-                          <td><a class="cell-title" href={`/console/${PLURAL[kind]}/${resource.id}/versions`}>{resource.name}</a><div class="cell-sub">{kind}</div></td>
+                          <td><a class="cell-title" href={`/console/${PLURAL[kind]}/${resource.slug}/versions`}>{resource.name}</a><div class="cell-sub">{kind}</div></td>
                           <td>#{version.number} <Badge>{version.source}</Badge><div class="cell-sub mono">{version.title ? `${version.title} ${version.version ?? ''}` : shortChecksum(version.checksum)}</div></td>
                           <td class="nowrap"><Time at={version.created_at} /></td>
                         </tr>

@@ -41,7 +41,7 @@ export function ResourceFrame(props: FrameProps & { title: string; children: (re
           { href: `${base}/editor`, label: 'Editor', hidden: info.kind !== 'ruleset' },
           { href: `${base}/document`, label: 'Document' },
           { href: `${base}/reference`, label: 'Reference', hidden: info.kind !== 'api' },
-          { href: `${base}/diff`, label: 'Compare' },
+          { href: `${base}/diff`, label: 'Compare', hidden: info.kind === 'ruleset' },
           { href: `${base}/repository`, label: 'Repository', hidden: info.kind !== 'api' },
         ]} />
       }>
@@ -94,10 +94,12 @@ function SettingsForm(props: { info: KindInfo; resource: Resource; reload: () =>
     setSaved(false)
     const body = changes()
     if (Object.keys(body).length === 0) return setSaved(true)
-    if (await save.run(() => api.patch(apiPath(info, resource.id), body))) {
-      setSaved(true)
-      props.reload()
-    }
+    const answer = await save.run(() => api.patch<{ data: Resource }>(apiPath(info, resource.id), body))
+    if (!answer) return
+    setSaved(true)
+    // The console's addresses hold the slug: a new slug is a new address.
+    if (answer.data.slug !== resource.slug) route(resourcePath(info, answer.data.slug), true)
+    else props.reload()
   }
 
   const publicUrl = `/@${session.organization.slug}/${info.plural}/${resource.slug}`
@@ -154,7 +156,7 @@ function SettingsForm(props: { info: KindInfo; resource: Resource; reload: () =>
         <Panel title="About">
           <dl class="facts">
             <dt>ID</dt><dd class="mono">{resource.id}</dd>
-            <dt>Current version</dt><dd>{resource.current ? <a href={resourcePath(info, resource.id, '/versions')}>{versionLabel(resource)}</a> : 'none yet'}</dd>
+            <dt>Current version</dt><dd>{resource.current ? <a href={resourcePath(info, resource.slug, '/versions')}>{versionLabel(resource)}</a> : 'none yet'}</dd>
             {resource.current && <><dt>Checksum</dt><dd class="mono" title={resource.current.checksum}>{shortChecksum(resource.current.checksum)}</dd></>}
             {info.kind === 'api' && <><dt>Lint threshold</dt><dd>{resource.effective_blocking_severity}</dd></>}
             <dt>Created</dt><dd><Time at={resource.created_at} /></dd>
@@ -198,7 +200,7 @@ function VersionTimeline(props: { info: KindInfo; resource: Resource; reloadReso
   const restore = useAction()
   const [restored, setRestored] = useState<{ from: number; to: Version } | undefined>()
   const numberOf = new Map(versions.data?.data.map((v) => [v.id, v.number]))
-  const base = resourcePath(info, resource.id)
+  const base = resourcePath(info, resource.slug)
 
   const restoreVersion = async (version: Version) => {
     const answer = await restore.run(() => api.post<{ data: Version }>(apiPath(info, resource.id, `/versions/${version.id}/restore`)))
@@ -242,6 +244,9 @@ function VersionTimeline(props: { info: KindInfo; resource: Resource; reloadReso
                 <div class="actions">
                   <a class="button small" href={withQuery(`${base}/document`, { version: version.id })}>Document</a>
                   {info.kind === 'api' && <a class="button small" href={withQuery(`${base}/reference`, { version: version.id })}>Reference</a>}
+                  {info.kind !== 'ruleset' && version.number > 1 && (
+                    <a class="button small" href={withQuery(`${base}/diff`, { from: version.number - 1, to: version.number })} aria-label={`Changes in version ${version.number}`}>Changes</a>
+                  )}
                   {canWrite && !current && (
                     <button type="button" class="small" disabled={restore.busy} onClick={() => void restoreVersion(version)}
                       aria-label={`Restore version ${version.number}`}>Restore</button>
@@ -260,7 +265,7 @@ function VersionTimeline(props: { info: KindInfo; resource: Resource; reloadReso
 // ---------------------------------------------------------------- one version's document and reference
 
 /** Picks a version (the newest 100); the choice is in the URL (`?version=`), the current one by default. */
-function VersionPicker(props: { info: KindInfo; resource: Resource; value: string; onChange: (id: string) => void; label?: string; id?: string }) {
+function VersionPicker(props: { info: KindInfo; resource: Resource; value: string; onChange: (value: string) => void; label?: string; id?: string; byNumber?: boolean }) {
   const versions = useFetch<List<Version>>(apiPath(props.info, props.resource.id, '/versions'), { limit: 100 })
   const id = props.id ?? 'version'
   return (
@@ -268,7 +273,7 @@ function VersionPicker(props: { info: KindInfo; resource: Resource; value: strin
       <label for={id}>{props.label ?? 'Version'}</label>
       <select id={id} value={props.value} onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}>
         {(versions.data?.data ?? (props.resource.current ? [props.resource.current] : [])).map((v) => (
-          <option key={v.id} value={v.id}>#{v.number}{v.id === props.resource.current?.id ? ' (current)' : ''}{v.title ? ` · ${v.title} ${v.version ?? ''}` : ''} · {new Date(v.created_at).toLocaleString()}</option>
+          <option key={v.id} value={props.byNumber ? String(v.number) : v.id}>#{v.number}{v.id === props.resource.current?.id ? ' (current)' : ''}{v.title ? ` · ${v.title} ${v.version ?? ''}` : ''} · {new Date(v.created_at).toLocaleString()}</option>
         ))}
       </select>
     </div>
@@ -303,7 +308,7 @@ function DocumentPanel(props: { info: KindInfo; resource: Resource }) {
     })
   }, [version, format])
 
-  if (!resource.current) return <Empty title="No document yet"><p><a href={resourcePath(info, resource.id, '/upload')}>Upload one</a>.</p></Empty>
+  if (!resource.current) return <Empty title="No document yet"><p><a href={resourcePath(info, resource.slug, '/upload')}>Upload one</a>.</p></Empty>
   return (
     <Panel flush>
       <div class="toolbar">
@@ -324,7 +329,7 @@ function DocumentPanel(props: { info: KindInfo; resource: Resource }) {
       </div>
       <div class="panel-body">
         <ProblemNotice error={load.error} />
-        {text === undefined ? <Loading /> : <pre class="document" tabIndex={0} aria-label={`Document in ${format.toUpperCase()}`}>{text}</pre>}
+        {text === undefined ? <Loading /> : <pre class="document" tabIndex={0} role="region" aria-label={`Document in ${format.toUpperCase()}`}>{text}</pre>}
       </div>
     </Panel>
   )
@@ -346,7 +351,7 @@ export function Reference(props: FrameProps) {
 function ReferencePanel(props: { info: KindInfo; resource: Resource }) {
   const { info, resource } = props
   const { version, set } = useVersionParam(resource)
-  if (!resource.current) return <Empty title="No document yet"><p><a href={resourcePath(info, resource.id, '/upload')}>Upload one</a>.</p></Empty>
+  if (!resource.current) return <Empty title="No document yet"><p><a href={resourcePath(info, resource.slug, '/upload')}>Upload one</a>.</p></Empty>
   return (
     <>
       <div class="row"><VersionPicker info={info} resource={resource} value={version} onChange={(id) => set({ version: id })} /></div>
@@ -360,17 +365,95 @@ function ReferencePanel(props: { info: KindInfo; resource: Resource }) {
 
 export function Compare(props: FrameProps) {
   const info = KINDS[props.plural]
+  return <ResourceFrame {...props} title="Compare">{(resource) => <ComparePanel info={info} resource={resource} />}</ResourceFrame>
+}
+
+interface Change {
+  kind: 'added' | 'removed' | 'changed'
+  pointer: string
+  operation: { method: string; path: string } | null
+  component: string | null
+  classification: 'breaking' | 'non-breaking' | 'annotation'
+  check: string
+  message: string
+}
+
+interface Diff {
+  data: { from: Version; to: Version; summary: { breaking: number; non_breaking: number; annotation: number }; changes: Change[] }
+  total: number
+}
+
+const CHANGES_PAGE = 50
+const CLASSES = [
+  { value: '', label: 'All changes' },
+  { value: 'breaking', label: 'Breaking' },
+  { value: 'non-breaking', label: 'Non-breaking' },
+  { value: 'annotation', label: 'Annotations' },
+] as const
+
+/** What changed between two versions (the registry's diff), breaking changes first and marked. */
+function ComparePanel(props: { info: KindInfo; resource: Resource }) {
+  const { info, resource } = props
+  const { path, query, route } = useLocation()
+  const current = resource.current?.number ?? 0
+  const to = Number(query.to) || current
+  const from = Number(query.from) || to - 1
+  const page = Math.max(1, Number(query.page) || 1)
+  const set = (next: Record<string, string | number | undefined>) => route(withQuery(path, { ...query, page: undefined, ...next }), true)
+  const diff = useFetch<Diff>(from >= 1 && to >= 1 ? apiPath(info, resource.id, '/diff') : null,
+    { from, to, classification: query.class || undefined, page, limit: CHANGES_PAGE })
+
+  if (current < 2) return <Empty title="Nothing to compare yet"><p>Comparing needs two versions; this {info.singular} has {current === 0 ? 'none' : 'one'}.</p></Empty>
+  const summary = diff.data?.data.summary
   return (
-    <ResourceFrame {...props} title="Compare">
-      {(resource) => (
-        <Panel title="Compare two versions">
-          <Notice kind="info">
-            Comparing versions, with breaking changes marked, needs the registry’s diff API
-            (<code>GET /v1/{info.plural}/{'{id}'}/diff?from=N&amp;to=M</code>), which this registry does not serve yet.
-            Until it does, open two versions’ documents from the <a href={resourcePath(info, resource.id, '/versions')}>versions timeline</a>.
-          </Notice>
-        </Panel>
+    <Panel flush>
+      <div class="toolbar">
+        <div class="row">
+          <VersionPicker info={info} resource={resource} value={String(from)} onChange={(n) => set({ from: n })} label="From" id="diff-from" byNumber />
+          <VersionPicker info={info} resource={resource} value={String(to)} onChange={(n) => set({ to: n })} label="To" id="diff-to" byNumber />
+          <div class="field">
+            <label for="diff-class">Show</label>
+            <select id="diff-class" value={query.class ?? ''} onChange={(e) => set({ class: (e.target as HTMLSelectElement).value || undefined })}>
+              {CLASSES.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
+            </select>
+          </div>
+        </div>
+      </div>
+      <div class="panel-body">
+        <ProblemNotice error={diff.error} />
+        {summary && (
+          <p role="status" class="summary">
+            From #{from} to #{to}: <Badge kind={summary.breaking > 0 ? 'blocks' : 'ok'}>{summary.breaking} breaking</Badge>{' '}
+            <Badge kind="info">{summary.non_breaking} non-breaking</Badge>{' '}<Badge>{summary.annotation} annotation{summary.annotation === 1 ? '' : 's'}</Badge>
+          </p>
+        )}
+        {diff.data === undefined && !diff.error && <Loading label="Comparing…" />}
+        {diff.data && diff.data.total === 0 && <Empty title={query.class ? 'No change of this kind' : 'The two versions are the same'} />}
+      </div>
+      {diff.data && diff.data.total > 0 && (
+        <div class="table-wrap">
+          <table class="list" data-testid="changes">
+            <caption class="visually-hidden">Changes from version {from} to version {to}, breaking first</caption>
+            <thead><tr><th scope="col">Class</th><th scope="col">Where</th><th scope="col">Change</th></tr></thead>
+            <tbody>
+              {diff.data.data.changes.map((change, i) => (
+                <tr key={i}>
+                  <td><Badge kind={change.classification === 'breaking' ? 'blocks' : change.classification === 'non-breaking' ? 'info' : ''}>{change.classification}</Badge></td>
+                  <td>
+                    {change.operation ? <div class="mono small">{change.operation.method.toUpperCase()} {change.operation.path}</div>
+                      : change.component ? <div class="mono small">{change.component}</div> : null}
+                    <div class="cell-sub mono">{change.pointer || '/'}</div>
+                  </td>
+                  <td><div>{change.message}</div><div class="cell-sub">{change.kind} · {change.check}</div></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
-    </ResourceFrame>
+      {diff.data && diff.data.total > CHANGES_PAGE && (
+        <Pager page={page} limit={CHANGES_PAGE} total={diff.data.total} onPage={(n) => route(withQuery(path, { ...query, page: n }))} noun="changes" />
+      )}
+    </Panel>
   )
 }

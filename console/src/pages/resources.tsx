@@ -81,7 +81,7 @@ export function ResourceList(props: { plural: KindInfo['plural'] }) {
                 {rows.map((resource) => (
                   <tr key={resource.id}>
                     <td>
-                      <a class="cell-title" href={resourcePath(info, resource.id)}>{resource.name}</a>
+                      <a class="cell-title" href={resourcePath(info, resource.slug)}>{resource.name}</a>
                       <div class="cell-sub mono">{resource.slug}</div>
                       {resource.description && <div class="cell-sub">{truncate(resource.description, 140)}</div>}
                     </td>
@@ -122,7 +122,7 @@ export function ResourceCreate(props: { plural: KindInfo['plural'] }) {
     if (description.trim()) body.description = description
     if (severity) body.blocking_severity = severity
     const answer = await create.run(() => api.post<{ data: Resource }>(apiPath(info), body))
-    if (answer) route(resourcePath(info, answer.data.id, info.kind === 'ruleset' ? '/editor' : '/upload'))
+    if (answer) route(resourcePath(info, answer.data.slug, info.kind === 'ruleset' ? '/editor' : '/upload'))
   }
 
   return (

@@ -35,7 +35,7 @@ export function SdkList() {
               <tbody>
                 {sdks.data.data.map((sdk) => (
                   <tr key={sdk.id}>
-                    <td><a class="cell-title" href={`/console/sdks/${sdk.id}`}>{sdk.name}</a><div class="cell-sub mono">{sdk.slug}</div></td>
+                    <td><a class="cell-title" href={`/console/sdks/${sdk.slug}`}>{sdk.name}</a><div class="cell-sub mono">{sdk.slug}</div></td>
                     <td>{sdk.targets.map((t) => <Badge key={t}>{TARGET_LABELS[t]}</Badge>)}</td>
                     <td>{sdk.apis.length}</td>
                     <td>{sdk.repositories.length} of {sdk.targets.length}</td>
@@ -160,7 +160,7 @@ export function SdkCreate() {
   const submit = async (event: Event) => {
     event.preventDefault()
     const answer = await create.run(() => api.post<{ data: Sdk }>('/v1/sdks', fields.body()))
-    if (answer) route(`/console/sdks/${answer.data.id}`)
+    if (answer) route(`/console/sdks/${answer.data.slug}`)
   }
   return (
     <CreatePage title="New SDK" crumbs={[{ label: 'SDKs', href: '/console/sdks' }, { label: 'New' }]} lead="Choose the languages and the APIs; connect output repositories next."
@@ -190,10 +190,11 @@ function SdkPanels(props: { sdk: Sdk; reload: () => void }) {
   const submit = async (event: Event) => {
     event.preventDefault()
     setSaved(false)
-    if (await save.run(() => api.patch(`/v1/sdks/${sdk.id}`, fields.body()))) {
-      setSaved(true)
-      props.reload()
-    }
+    const answer = await save.run(() => api.patch<{ data: Sdk }>(`/v1/sdks/${sdk.id}`, fields.body()))
+    if (!answer) return
+    setSaved(true)
+    if (answer.data.slug !== sdk.slug) route(`/console/sdks/${answer.data.slug}`, true)
+    else props.reload()
   }
 
   return (

@@ -32,7 +32,7 @@ export function SiteList() {
               <tbody>
                 {sites.data.data.map((site) => (
                   <tr key={site.id}>
-                    <td><a class="cell-title" href={`/console/sites/${site.id}`}>{site.name}</a><div class="cell-sub">{site.title ?? ''} <span class="mono">{site.slug}</span></div></td>
+                    <td><a class="cell-title" href={`/console/sites/${site.slug}`}>{site.name}</a><div class="cell-sub">{site.title ?? ''} <span class="mono">{site.slug}</span></div></td>
                     <td><Badge kind={site.visibility}>{site.visibility}</Badge></td>
                     <td>{site.api_ids.length}</td>
                     <td class="small">{site.domains.join(', ') || <span class="muted">none</span>}</td>
@@ -99,7 +99,7 @@ export function SiteCreate() {
   const submit = async (event: Event) => {
     event.preventDefault()
     const answer = await create.run(() => api.post<{ data: Site }>('/v1/sites', fields.body()))
-    if (answer) route(`/console/sites/${answer.data.id}`)
+    if (answer) route(`/console/sites/${answer.data.slug}`)
   }
   return (
     <CreatePage title="New site" crumbs={[{ label: 'Sites', href: '/console/sites' }, { label: 'New' }]} lead="Create the site, then attach APIs and write its guides."
@@ -130,10 +130,11 @@ function SitePanels(props: { site: Site; reload: () => void }) {
   const submit = async (event: Event) => {
     event.preventDefault()
     setSaved(false)
-    if (await save.run(() => api.patch(`/v1/sites/${site.id}`, fields.body()))) {
-      setSaved(true)
-      props.reload()
-    }
+    const answer = await save.run(() => api.patch<{ data: Site }>(`/v1/sites/${site.id}`, fields.body()))
+    if (!answer) return
+    setSaved(true)
+    if (answer.data.slug !== site.slug) route(`/console/sites/${answer.data.slug}`, true)
+    else props.reload()
   }
 
   return (
@@ -249,13 +250,13 @@ function GuideList(props: { site: Site; canWrite: boolean }) {
   })
   return (
     <Panel title="Guides" id="guides" description="Markdown pages, in this order in the site’s navigation."
-      actions={props.canWrite && <a class="button small primary" href={`/console/sites/${props.site.id}/guides/new`}>New guide</a>}>
+      actions={props.canWrite && <a class="button small primary" href={`/console/sites/${props.site.slug}/guides/new`}>New guide</a>}>
       <ProblemNotice error={guides.error ?? reorder.error} />
       {guides.data === undefined ? <Loading /> : list.length === 0 ? <p class="muted">No guide yet.</p> : (
         <ol class="ordered">
           {list.map((guide, index) => (
             <li key={guide.slug}>
-              <span><span class="position">{index + 1}.</span> <a href={`/console/sites/${props.site.id}/guides/${guide.slug}`}>{guide.title}</a> <span class="muted mono small">{guide.slug}</span></span>
+              <span><span class="position">{index + 1}.</span> <a href={`/console/sites/${props.site.slug}/guides/${guide.slug}`}>{guide.title}</a> <span class="muted mono small">{guide.slug}</span></span>
               {props.canWrite && (
                 <span class="actions">
                   <button type="button" class="small" disabled={index === 0 || reorder.busy} onClick={() => move(index, -1)} aria-label={`Move ${guide.title} up`}>↑</button>
