@@ -39,7 +39,7 @@ export type HistoryEntry = { seq: number; at: string } & (
   | { change: 'version'; resource_id: string; version: MirrorVersion }
 )
 
-function historyEntry(seq: number, at: string, change: Exclude<JournalChange, { change: 'rebuild' }>): HistoryEntry {
+export function historyEntry(seq: number, at: string, change: Exclude<JournalChange, { change: 'rebuild' }>): HistoryEntry {
   if (change.change !== 'version') return { ...change, seq, at }
   const { id, number, checksum, digest, format, source, restored_from } = change.version
   return { change: 'version', seq, at, resource_id: change.resource.id, version: { id, number, checksum, digest, format, source, restored_from } }

@@ -1,0 +1,110 @@
+/**
+ * The PostgreSQL adapter of the storage port (REGISTRY_DATABASE_URL=postgres://…): a pool, SERIALIZABLE
+ * transactions run again on a serialization failure or a deadlock, and tables whose constraints keep
+ * the data true whatever the code above does (migrations/).
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import { RegistryError } from '../../errors.js'
+import type { ReadStores, Storage, Stores } from '../port.js'
+import { PgBlobStore } from './blobs.js'
+import { migrate } from './migrate.js'
+import { PgMirrorJournal } from './mirror-journal.js'
+import { PgKeys, PgOrganizations } from './organizations.js'
+import { PgResources } from './resources.js'
+import type { Sql } from './sql.js'
+import { PgVersions } from './versions.js'
+
+/** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
+const RETRIED = new Set(['40001', '40P01'])
+const DEFAULT_ATTEMPTS = 10
+
+export interface PostgresStorageOptions {
+  /** Connections of this replica's pool (default 10). */
+  poolSize?: number
+  /** How often a conflicting transaction runs before 409 `conflict` (default 10). */
+  attempts?: number
+}
+
+export class PostgresStorage implements Storage {
+  readonly kind = 'postgres'
+  readonly blobs: PgBlobStore
+  readonly read: ReadStores
+  private readonly listeners: ((what: { journal: boolean }) => void)[] = []
+
+  private constructor(private readonly pool: pg.Pool, private readonly attempts: number) {
+    this.blobs = new PgBlobStore(pool)
+    this.read = this.stores(pool, () => {})
+  }
+
+  /** Connects, applies the migrations this database has not run (refusing a newer schema), and answers the storage. */
+  static async open(url: string, options: PostgresStorageOptions = {}): Promise<PostgresStorage> {
+    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
+    try {
+      const client = await pool.connect()
+      try {
+        await migrate(client)
+      } finally {
+        client.release()
+      }
+    } catch (error) {
+      await pool.end()
+      throw error
+    }
+    return new PostgresStorage(pool, options.attempts ?? DEFAULT_ATTEMPTS)
+  }
+
+  async transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect()
+      let journaled = false
+      try {
+        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
+        const result = await work(this.stores(client, () => { journaled = true }))
+        await client.query('COMMIT')
+        client.release()
+        for (const listener of this.listeners) listener({ journal: journaled })
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        client.release()
+        const code = (error as { code?: string }).code
+        if (code === undefined || !RETRIED.has(code)) throw translate(error)
+        if (attempt >= this.attempts) {
+          throw new RegistryError('conflict', `the change conflicted with concurrent changes ${this.attempts} times; try again`)
+        }
+        // A short random pause, longer each time, so that writers that keep colliding drift apart.
+        await sleep(Math.random() * attempt * 5)
+      }
+    }
+  }
+
+  onCommit(listener: (what: { journal: boolean }) => void): void {
+    this.listeners.push(listener)
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end()
+  }
+
+  private stores(sql: Sql, journaled: () => void): Stores {
+    return {
+      organizations: new PgOrganizations(sql),
+      keys: new PgKeys(sql),
+      resources: new PgResources(sql),
+      versions: new PgVersions(sql),
+      mirror: new PgMirrorJournal(sql, journaled),
+    }
+  }
+}
+
+/**
+ * A constraint the stores' own checks did not foresee (they check first, so this is a race the
+ * serializable transaction did not turn into a retry, or a reference still in use) is a 409, not a 500.
+ */
+function translate(error: unknown): unknown {
+  const { code, constraint } = error as { code?: string; constraint?: string }
+  if (code === '23505') return new RegistryError('conflict', `already exists (${constraint})`)
+  if (code === '23503') return new RegistryError('conflict', `still referenced, or refers to something missing (${constraint})`)
+  return error
+}

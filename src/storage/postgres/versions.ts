@@ -1,0 +1,54 @@
+import { RegistryError, notFound } from '../../errors.js'
+import type { VersionStore } from '../port.js'
+import type { Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../records.js'
+import { json, recordOf, recordsOf, type Sql } from './sql.js'
+
+export class PgVersions implements VersionStore {
+  constructor(private readonly sql: Sql) {}
+
+  current(resourceId: string): Promise<VersionRecord | undefined> {
+    return recordOf(this.sql, `SELECT v.record FROM resources r JOIN versions v ON v.resource_id = r.id AND v.number = r.current_number
+      WHERE r.id = $1`, [resourceId])
+  }
+
+  get(resourceId: string, number: number): Promise<VersionRecord | undefined> {
+    return recordOf(this.sql, 'SELECT record FROM versions WHERE resource_id = $1 AND number = $2', [resourceId, number])
+  }
+
+  byId(id: string): Promise<VersionRecord | undefined> {
+    return recordOf(this.sql, 'SELECT record FROM versions WHERE id = $1', [id])
+  }
+
+  async list(resourceId: string, page: PageRequest): Promise<Page<VersionRecord>> {
+    const { rows: [{ total }] } = await this.sql.query<{ total: string }>('SELECT count(*) AS total FROM versions WHERE resource_id = $1', [resourceId])
+    const items = await recordsOf<VersionRecord>(this.sql,
+      'SELECT record FROM versions WHERE resource_id = $1 ORDER BY number DESC OFFSET $2 LIMIT $3', [resourceId, page.offset, page.limit])
+    return { items, total: Number(total) }
+  }
+
+  async isKnownValid(kind: ResourceKind, checksum: string): Promise<boolean> {
+    const { rowCount } = await this.sql.query('SELECT 1 FROM valid_documents WHERE kind = $1 AND checksum = $2', [kind, checksum])
+    return rowCount === 1
+  }
+
+  async append(version: VersionRecord): Promise<ResourceRecord> {
+    const resource = await recordOf<ResourceRecord>(this.sql, 'SELECT record FROM resources WHERE id = $1', [version.resource_id])
+    if (!resource) throw notFound()
+    if (version.number !== resource.last_number + 1) {
+      throw new RegistryError('conflict', `version ${version.number} is not the next of ${resource.kind} ${resource.id} (${resource.last_number + 1})`)
+    }
+    const updated: ResourceRecord = { ...resource, last_number: version.number, updated_at: version.created_at }
+    await this.sql.query(
+      'INSERT INTO versions (id, resource_id, number, kind, checksum, record) VALUES ($1, $2, $3, $4, $5, $6)',
+      [version.id, version.resource_id, version.number, version.kind, version.checksum, json(version)],
+    )
+    // The number moves only from the one this transaction read (serializable: a concurrent append fails one of the two).
+    const { rowCount } = await this.sql.query(
+      'UPDATE resources SET last_number = $2, current_number = $2, record = $3 WHERE id = $1 AND last_number = $2 - 1',
+      [resource.id, version.number, json(updated)],
+    )
+    if (rowCount !== 1) throw new RegistryError('conflict', `version ${version.number} of ${resource.id} was taken meanwhile`)
+    await this.sql.query('INSERT INTO valid_documents (kind, checksum) VALUES ($1, $2) ON CONFLICT DO NOTHING', [version.kind, version.checksum])
+    return updated
+  }
+}
