@@ -16,6 +16,7 @@
  */
 import { Piscina, queueOptionsSymbol } from 'piscina'
 import { RegistryError } from '../errors.js'
+import { assertFitsHeap, maxDocumentBytes } from './heap-budget.js'
 import type {
   CheckResult,
   CheckTask,
@@ -215,7 +216,14 @@ export class DocumentWorkers {
     return this.#pool.threads.length
   }
 
+  /** The largest document text a task may carry (see heap-budget.ts). */
+  get maxDocumentBytes(): number {
+    return maxDocumentBytes(this.#memoryMb)
+  }
+
   async #run<R>(task: WorkerTask, transferList?: ArrayBuffer[]): Promise<R> {
+    // Before the task is sent: a document too large for the worker's heap could abort the process.
+    assertFitsHeap(task, this.#memoryMb)
     const runId = ++this.#nextRun
     const controller = new AbortController()
     let timer: NodeJS.Timeout | undefined

@@ -23,6 +23,8 @@ export interface DocumentProcessor {
   readonly ready?: boolean
   /** Tasks waiting for a worker. */
   readonly queueSize?: number
+  /** The largest document (text, bytes) a task may carry; absent: no limit of its own. */
+  readonly maxDocumentBytes?: number
 }
 
 export const DOCUMENT_KIND: Record<ResourceKind, DocumentKind> = {

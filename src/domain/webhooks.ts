@@ -4,6 +4,7 @@
  * Pure functions over the raw body and headers; no HTTP framework here.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { jsonDeeperThan } from '../documents/json-depth.js'
 import { invalidRequest } from '../errors.js'
 import type { RepositoryProvider } from '../store/repository-store.js'
 
@@ -29,6 +30,9 @@ export interface WebhookDelivery {
   deleted: boolean
 }
 
+/** Deepest nesting read from a payload: GitHub's and GitLab's are under 10 levels. */
+const MAX_PAYLOAD_DEPTH = 32
+
 /** Longest delivery id remembered (GitHub's are GUIDs, GitLab's UUIDs). */
 const MAX_DELIVERY_ID = 200
 const ZERO_SHA = /^0+$/
@@ -51,6 +55,7 @@ function payloadOf(request: WebhookRequest): Record<string, unknown> {
   const type = (header(request, 'content-type') ?? '').split(';')[0].trim().toLowerCase()
   let text = request.body.toString('utf8')
   if (type === 'application/x-www-form-urlencoded') text = new URLSearchParams(text).get('payload') ?? ''
+  if (jsonDeeperThan(text, MAX_PAYLOAD_DEPTH)) throw invalidRequest(`the webhook payload is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`)
   let parsed: unknown
   try {
     parsed = JSON.parse(text)

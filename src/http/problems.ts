@@ -83,9 +83,13 @@ export function sendProblem(reply: FastifyReply, error: RegistryError): FastifyR
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     // Fastify's own 415 (a Content-Type it cannot even read) says what the route takes, like ours.
-    const problem = (error as FastifyError | undefined)?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+    const code = (error as FastifyError | undefined)?.code
+    const problem = code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
       ? unsupportedMediaType(request)
-      : toRegistryError(error)
+      // The limit differs by route (documents sent as JSON objects are bounded by the workers' heap).
+      : code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? new RegistryError('payload_too_large', `the request body is larger than the ${request.routeOptions.bodyLimit} bytes this route takes; nothing was stored`)
+        : toRegistryError(error)
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
     return sendProblem(reply, problem)
   })

@@ -76,6 +76,13 @@ export function documentInput(body: unknown): DocumentInput {
   return { body: raw.raw, shape: raw.shape }
 }
 
+/** The body limit of a route whose JSON body carries a document as an object. */
+function documentBodyLimit(app: FastifyInstance, registry: Registry): number | undefined {
+  const max = registry.documents.maxDocumentBytes
+  const limit = app.initialConfig.bodyLimit
+  return max === undefined || limit === undefined ? limit : Math.min(limit, max)
+}
+
 /** The routes every registry resource kind has under `/v1`. */
 export function registerResourceRoutes(app: FastifyInstance, registry: Registry, k: KindRoutes): void {
   const { kind } = k
@@ -96,7 +103,10 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   })
 
   app.post(collection, {
-    schema: { tags, security, summary: `Create ${kind === 'api' ? 'an API' : `a ${kind}`}`, body: k.create, response: { 201: Data(k.object), ...errors(400, 401, 409, 422) } },
+    // A schema's or ruleset's `document` arrives parsed, as an object a worker's heap must hold whole:
+    // its body is bounded like a document's text (heap-budget.ts). An API's create takes no document.
+    bodyLimit: kind === 'api' ? undefined : documentBodyLimit(app, registry),
+    schema: { tags, security, summary: `Create ${kind === 'api' ? 'an API' : `a ${kind}`}`, body: k.create, response: { 201: Data(k.object), ...errors(400, 401, 409, 413, 422) } },
   }, async (request, reply) => {
     const { resource } = await registry.resources.create(actorOf(request), kind, request.body as CreateInput)
     return reply.status(201).send({ data: resourceView(registry.index, resource) })

@@ -10,8 +10,12 @@ import { RegistryError } from '../errors.js'
 import type { RepositoryProvider } from '../store/repository-store.js'
 import { Data, Problem } from './schemas.js'
 
-/** Largest webhook body: push payloads list at most 20 commits; GitHub's own cap is 25 MB. */
-export const WEBHOOK_BODY_LIMIT = 5 * 1024 * 1024
+/**
+ * Largest webhook body. Its JSON is read on the event loop before any signature can be checked (the
+ * payload names the repository whose secret checks it), so it is kept small: push payloads list at
+ * most 20 commits and are tens of KB, a ping a few; 1 MB parses in a few milliseconds.
+ */
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024
 
 const Outcome = Type.Object({
   status: Type.Enum(['queued', 'ignored', 'duplicate', 'pong']),

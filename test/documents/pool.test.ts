@@ -95,13 +95,23 @@ t.test('a task over the time limit is lint_timeout, and the pool keeps serving',
 t.test('a worker that runs out of memory is lint_resource_limit, and is replaced', async (t) => {
   const workers = new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 64, warm: false })
   t.teardown(() => workers.close())
-  // The overrun happens in JavaScript (the YAML parser), where V8 can stop the worker. A single huge
-  // native allocation (JSON.parse of a body close to the cap) may instead abort the whole process:
-  // Node gives a worker only 16 MB of slack past its limit; see REGISTRY_LINT_MEMORY_MB in the README.
-  const big = Array.from({ length: 300_000 }, (_, i) => `  - {id: ${i}, name: item number ${i}, tags: [a, b, c]}`).join('\n')
-  const err = await registryErrorAsync(workers.digest({ body: `items:\n${big}\n` }))
+  // The overrun happens in JavaScript (the YAML parser), where V8 can stop the worker: a document within
+  // the heap budget (1/32 of the heap, 2 MB here) whose parse still needs more than the heap.
+  const err = await registryErrorAsync(workers.digest({ body: `items:\n${'- 0\n'.repeat(500_000)}` }))
   t.equal(err.code, 'lint_resource_limit')
   t.equal(err.status, 503)
   t.match(err.message, /more than the 64 MB of memory/)
+  t.equal((await workers.digest({ body: '{"a":1}' })).unchanged, false)
+})
+
+t.test('a document over the heap budget is payload_too_large before it reaches a worker', async (t) => {
+  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 64, warm: false })
+  t.teardown(() => workers.close())
+  t.equal(workers.maxDocumentBytes, 2 * 1024 * 1024)
+  // A single huge native allocation (JSON.parse of this) at the heap limit would abort the process.
+  const err = await registryErrorAsync(workers.digest({ body: `[${'0,'.repeat(8 * 1024 * 1024)}0]` }))
+  t.equal(err.code, 'payload_too_large')
+  t.equal(err.status, 413)
+  t.match(err.message, /the document is 16\.0 MB; this server validates documents of at most 2\.0 MB/)
   t.equal((await workers.digest({ body: '{"a":1}' })).unchanged, false)
 })
