@@ -21,6 +21,7 @@ import { registerDocsRoutes } from './http/docs-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
 import { registerKeyRoutes } from './http/key-routes.js'
 import { registerOverviewRoutes } from './http/overview-routes.js'
+import { registerSearchRoutes } from './http/search-routes.js'
 import { sessionRoutes } from './http/session-routes.js'
 import { webhookRoutes } from './http/webhook-routes.js'
 import { gitRoutes } from './http/git-routes.js'
@@ -181,6 +182,7 @@ export async function buildApp(
     registerRepositoryRoutes(v1, registry)
     registerKeyRoutes(v1, registry)
     registerOverviewRoutes(v1, registry)
+    registerSearchRoutes(v1, registry)
     await v1.register(siteRoutes, { registry })
   })
   // Console sign-in: POST /v1/session takes a key in its body, so it is outside the key-protected scope.

@@ -105,6 +105,7 @@ export function countingDocuments(counts: { lint: number; check: number; digest:
     convert: (task) => inner.convert(task),
     bundle: (task) => inner.bundle(task),
     diff: (task) => inner.diff(task),
+    terms: (task) => inner.terms(task),
     close: () => inner.close(),
   })
 }

@@ -31,7 +31,9 @@ import type {
   LintResult,
   LintTask,
   TaskError,
+  TermsTask,
 } from './types.js'
+import type { SearchTerms } from './search-terms.js'
 import type { StartedMessage, StatsMessage, WorkerTask, WorkPhase } from './worker.js'
 
 export type { WorkPhase }
@@ -305,6 +307,10 @@ export class DocumentWorkers {
 
   bundle(task: Omit<BundleTask, 'op'>): Promise<BundleResult> {
     return this.#run({ ...task, op: 'bundle' })
+  }
+
+  terms(task: Omit<TermsTask, 'op'>): Promise<SearchTerms> {
+    return this.#run({ ...task, op: 'terms' })
   }
 
   diff(task: Omit<DiffTask, 'op'>): Promise<DiffResult> {

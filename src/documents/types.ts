@@ -142,4 +142,10 @@ export interface BundleResult {
   checksum: string
 }
 
-export type Task = DigestTask | CheckTask | LintTask | ConvertTask | BundleTask | DiffTask
+/** What search finds in a stored document (search-terms.ts). */
+export interface TermsTask {
+  op: 'terms'
+  text: string
+}
+
+export type Task = DigestTask | CheckTask | LintTask | ConvertTask | BundleTask | DiffTask | TermsTask

@@ -14,6 +14,7 @@ import { canonicalJson, checksumOf } from './canonical.js'
 import { convertText } from './convert.js'
 import { diffJsonSchema } from './diff/jsonschema.js'
 import { diffOpenApi } from './diff/openapi.js'
+import { searchTermsOf, type SearchTerms } from './search-terms.js'
 import { validateJsonSchema, warmJsonSchema } from './jsonschema.js'
 import { lintDocument } from './lint.js'
 import { validateOpenApi, warmOpenApi } from './openapi.js'
@@ -68,7 +69,7 @@ export interface StatsMessage {
   }
 }
 
-export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | DiffResult | { warmed: true } | TaskError
+export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | DiffResult | SearchTerms | { warmed: true } | TaskError
 
 /** What a worker compiles and loads before its first upload needs it, in steps of at most ~0.5 s. */
 const WARM_STEPS: (() => void)[] = [() => warmOpenApi('3.0'), () => warmOpenApi('3.1'), warmJsonSchema, warmRulesets]
@@ -343,6 +344,8 @@ export default async function run(task: WorkerTask & { runId?: number }): Promis
         return bundle(task)
       case 'diff':
         return diff(task)
+      case 'terms':
+        return searchTermsOf(parseDocumentText(task.text).document)
       case 'warm':
         warm()
         return { warmed: true }

@@ -4,8 +4,9 @@
  */
 import type {
   BodyShape, BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DiffResult, DiffTask, DigestResult, DigestTask, DocumentKind,
-  LintResult, LintTask,
+  LintResult, LintTask, TermsTask,
 } from '../documents/types.js'
+import type { SearchTerms } from '../documents/search-terms.js'
 import type { ResourceKind } from '../store/records.js'
 
 type Input<T> = Omit<T, 'op'>
@@ -18,6 +19,8 @@ export interface DocumentProcessor {
   bundle(task: Input<BundleTask>): Promise<BundleResult>
   /** Compares two versions' documents (off the event loop, like everything here). */
   diff(task: Input<DiffTask>): Promise<DiffResult>
+  /** What search finds in a stored document (its title, paths, operations…). */
+  terms(task: Input<TermsTask>): Promise<SearchTerms>
   close(): Promise<void>
   /** False when no worker can take a task (closed, or none running); absent: always ready. */
   readonly ready?: boolean

@@ -14,6 +14,8 @@ import { Sites } from './sites.js'
 import { Resources } from './resources.js'
 import { Uploads } from './uploads.js'
 import { Changes } from './changes.js'
+import { Search } from './search.js'
+import { SearchStore } from '../store/search-store.js'
 import { Versions } from './versions.js'
 import { SdkStore } from '../store/sdk-store.js'
 import { BuildRunner } from './build-runner.js'
@@ -49,6 +51,8 @@ export class Registry {
   mirror: Mirror | undefined
   /** APIs kept current from a git repository: connections, syncs and webhooks (issue 5). */
   readonly repositorySync: RepositorySync
+  /** Search over the organization's APIs, schemas and rulesets (issue 17). */
+  readonly search: Search
   #closed = false
 
   constructor(
@@ -66,6 +70,7 @@ export class Registry {
     this.resources = new Resources(index, this.uploads, metrics)
     this.versions = new Versions(index, blobs, documents, undefined, metrics)
     this.publicRegistry = new PublicRegistry(index)
+    this.search = new Search(index, SearchStore.of(index), blobs, documents)
     this.sites = new Sites(LmdbSiteStore.of(index), index, this.resources)
     const sdkStore = SdkStore.of(index)
     this.sdks = new Sdks(sdkStore, index, outbound)

@@ -199,3 +199,11 @@ export const sessionKeys = {
   /** Every session that expired at or before `at`. */
   expiredRange: (at: string) => ({ start: [''], end: [at, '\uffff'] }),
 }
+
+// ---------------------------------------------------------------- search (issue 17)
+
+/** Named databases of search (`src/store/search-store.ts`). */
+export const SEARCH_DATABASES = {
+  /** document checksum → SearchTerms: what search finds in a document, read once per document */
+  searchTerms: 'search-terms',
+} as const

@@ -97,9 +97,15 @@ export class MirrorStore implements JournalSink {
     if (change.change !== 'rebuild') this.history.put([organizationId, seq], historyEntry(seq, at, change))
   }
 
-  /** Every change of one organization since the history began, in the order it was journaled. */
-  *historyOf(organizationId: string): Generator<HistoryEntry> {
-    for (const { value } of this.history.getRange({ start: [organizationId, 0], end: [organizationId, Number.MAX_SAFE_INTEGER] })) yield value
+  /** Every change of one organization since the history began (or from `seq` on), in the order it was journaled. */
+  *historyOf(organizationId: string, seq = 0): Generator<HistoryEntry> {
+    for (const { value } of this.history.getRange({ start: [organizationId, seq], end: [organizationId, Number.MAX_SAFE_INTEGER] })) yield value
+  }
+
+  /** The sequence number of the organization's latest history entry (0 before any). */
+  lastSeqOf(organizationId: string): number {
+    for (const { value } of this.history.getRange({ start: [organizationId, Number.MAX_SAFE_INTEGER], end: [organizationId, 0], reverse: true, limit: 1 })) return value.seq
+    return 0
   }
 
   /** The version of every history entry (deleted resources' too): their blobs are kept for rebuilds. */

@@ -112,6 +112,7 @@ function holdFirstCheck() {
     convert: (task) => inner.convert(task),
     bundle: (task) => inner.bundle(task),
     diff: (task) => inner.diff(task),
+    terms: (task) => inner.terms(task),
     close: () => inner.close(),
   })
   return { wrap, release, inFlight, arm: () => { held = false } }

@@ -1,0 +1,40 @@
+/** `GET /v1/search`: the organization's APIs, schemas and rulesets, ranked (src/domain/search.ts). */
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { toPageRequest } from '../domain/pagination.js'
+import type { Registry } from '../domain/registry.js'
+import { resourceView } from '../domain/views.js'
+import type { ResourceKind } from '../store/records.js'
+import { actorOf } from './auth.js'
+import { Api, PageQuery, Problem, Ruleset, Schema } from './schemas.js'
+
+export const SearchQuery = Type.Object({
+  q: Type.String({ minLength: 1, maxLength: 200, description: 'words to find; a word matches by prefix and with a typo or two' }),
+  kind: Type.Optional(Type.Enum(['api', 'schema', 'ruleset'], { description: 'only resources of this kind' })),
+  ...PageQuery.properties,
+})
+
+export const SearchHit = Type.Object({
+  kind: Type.Enum(['api', 'schema', 'ruleset']),
+  score: Type.Number({ description: 'relevance: higher first' }),
+  matched: Type.Array(Type.String(), { description: 'where the words were found: name, slug, description, title, document' }),
+  resource: Type.Union([Api, Schema, Ruleset]),
+})
+
+export function registerSearchRoutes(app: FastifyInstance, registry: Registry): void {
+  app.get('/v1/search', {
+    schema: {
+      tags: ['Organization'], security: [{ bearer: [] }, { session: [] }],
+      summary: "Search the organization's APIs, schemas and rulesets: names, slugs, descriptions and their current documents (title, paths, operation ids, summaries, tags)",
+      querystring: SearchQuery,
+      response: { 200: Type.Object({ data: Type.Array(SearchHit), total: Type.Integer() }), 400: Problem, 401: Problem },
+    },
+  }, async (request) => {
+    const { q, kind, page, limit } = request.query as { q: string; kind?: ResourceKind; page?: number; limit?: number }
+    const found = await registry.search.search(actorOf(request).organization.id, { q, kind }, toPageRequest(page, limit))
+    return {
+      data: found.items.map((hit) => ({ kind: hit.resource.kind, score: hit.score, matched: hit.matched, resource: resourceView(registry.index, hit.resource) })),
+      total: found.total,
+    }
+  })
+}
