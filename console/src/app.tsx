@@ -4,6 +4,7 @@ import { BuildDetail, BuildList } from './pages/builds'
 import { GuideEditor } from './pages/guide'
 import { Keys } from './pages/keys'
 import { Mirror } from './pages/mirror'
+import { SearchPage } from './pages/search'
 import { NotFound } from './pages/not-found'
 import { Overview } from './pages/overview'
 import { Repository } from './pages/repository'
@@ -57,6 +58,7 @@ export function App() {
             <Route path="/console/builds/:id" component={BuildDetail} />
             <Route path="/console/keys" component={Keys} />
             <Route path="/console/mirror" component={Mirror} />
+            <Route path="/console/search" component={SearchPage} />
             <Route default component={NotFound} />
           </Router>
         </Frame>

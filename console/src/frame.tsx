@@ -4,6 +4,7 @@ import { useSession } from './session'
 import { useLocation } from 'preact-iso'
 import favicon from './favicon.svg'
 import { Icon, type IconName } from './icons'
+import { withQuery } from './api'
 
 interface NavItem {
   href: string
@@ -45,6 +46,24 @@ function isCurrent(item: NavItem, path: string): boolean {
   return path === base || path.startsWith(`${base}/`)
 }
 
+/** The registry-wide search box: Enter opens the search page with the words. */
+function QuickSearch() {
+  const { path, route } = useLocation()
+  if (path === '/console/search') return null
+  const submit = (event: Event) => {
+    event.preventDefault()
+    const input = (event.currentTarget as HTMLFormElement).elements.namedItem('q') as HTMLInputElement
+    if (input.value.trim()) route(withQuery('/console/search', { q: input.value.trim() }))
+    input.value = ''
+  }
+  return (
+    <form class="quick-search" role="search" onSubmit={submit}>
+      <label class="visually-hidden" for="quick-search">Search APIs, schemas and rulesets</label>
+      <input id="quick-search" name="q" type="search" placeholder="Search…" autoComplete="off" spellcheck={false} />
+    </form>
+  )
+}
+
 export function Frame(props: { children: ComponentChildren }) {
   const { path } = useLocation()
   const { session, signOut } = useSession()
@@ -54,6 +73,7 @@ export function Frame(props: { children: ComponentChildren }) {
       <aside class="sidebar">
         <a class="brand" href="/console/"><img src={favicon} alt="" /> API Registry</a>
         <div class="org"><strong>{session.organization.name}</strong><span>@{session.organization.slug}</span></div>
+        <QuickSearch />
         <nav class="nav" aria-label="Console">
           {SECTIONS.map((section) => (
             <div key={section.title}>
