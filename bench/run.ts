@@ -4,7 +4,9 @@
  * issue 3, and prints one table: figure, registry, baseline, ratio, target, pass. `--json` prints the
  * same as JSON; `--corpus DIR` uses real documents for the document-bound figures.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { gzipSync } from 'node:zlib'
+import { chromium } from 'playwright-core'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { extname, join } from 'node:path'
@@ -31,7 +33,7 @@ interface Row {
 const args = process.argv.slice(2)
 const asJson = args.includes('--json')
 const corpusDir = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : undefined
-/** `--only reads,upload,lint,scale,storage` runs some groups of figures (for iterating on one). */
+/** `--only reads,upload,lint,scale,storage,console` runs some groups of figures (for iterating on one). */
 const only = args.includes('--only') ? new Set(args[args.indexOf('--only') + 1].split(',')) : undefined
 const runs = (group: string) => !only || only.has(group)
 const log = (message: string) => { if (!asJson) process.stderr.write(`${message}\n`) }
@@ -160,6 +162,7 @@ async function main() {
   await registry.stop()
   if (runs('scale')) await scale()
   if (runs('storage')) await storageFigure()
+  if (runs('console')) await consoleFigures()
 }
 
 /** Figures 1 and 2: reads against a baseline serving the same bytes and the same object. */
@@ -301,6 +304,67 @@ async function scale() {
   }
   row('6a. list page (limit=100) at 100,000 APIs vs 100, mean ms', pages['100000'], pages['100'], 'ms', '≤ 1.5×', (r) => r <= 1.5)
   row('6b. start-up on 100,000 APIs vs empty storage, ms', startups['100000'], empty.startupMs, 'ms', '≤ 2×', (r) => r <= 2)
+}
+
+/** The console's initial JavaScript: the entry script and every module it preloads, gzipped. */
+function initialJavaScriptBytes(): number {
+  const dist = join(import.meta.dirname, '..', 'dist', 'console')
+  const html = readFileSync(join(dist, 'index.html'), 'utf8')
+  const files = [...html.matchAll(/(?:src|href)="\/console\/(assets\/[^"]+\.js)"/g)].map((m) => m[1])
+  return files.reduce((sum, file) => sum + gzipSync(readFileSync(join(dist, file))).length, 0)
+}
+
+/**
+ * Figure 9 (issue 17): the console in Debian's chromium. The APIs page from navigation to its first
+ * row, and a search, at 10,000 APIs against 10 in the same run; the initial JavaScript's size.
+ */
+async function consoleFigures() {
+  if (!existsSync('/usr/bin/chromium')) return log('console: /usr/bin/chromium is not installed, figures 9 skipped')
+  log('console, 10,000 APIs')
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+  const shown: Record<string, number> = {}
+  const searched: Record<string, number> = {}
+  try {
+    for (const count of [10, 10_000]) {
+      const storage = join(work, `console-${count}`)
+      await seedApis(storage, count)
+      const server = await startRegistry(storage, KEY)
+      running.push(server)
+      const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage()
+      page.setDefaultTimeout(120_000)
+      await page.goto(`${server.url}/console/`)
+      await page.getByLabel('API key').fill(KEY)
+      await page.keyboard.press('Enter')
+      await page.locator('main h1', { hasText: 'Overview' }).waitFor()
+      const times: number[] = []
+      for (let i = 0; i < 6; i++) {
+        const began = performance.now()
+        await page.goto(`${server.url}/console/apis?page=${1 + (i % 3)}`)
+        await page.locator('[data-testid=resource-list] tbody tr').first().waitFor()
+        if (i > 0) times.push(performance.now() - began) // the first fills the browser's cache
+      }
+      shown[count] = median(times)
+      await request(server.url, 'GET', '/v1/search?q=api') // the organization's search index is built at its first search
+      const searches: number[] = []
+      for (const q of ['api 000042', 'api 00999', 'aip 0005', 'api-77', 'nothing']) {
+        const began = performance.now()
+        await request(server.url, 'GET', `/v1/search?q=${encodeURIComponent(q)}&limit=25`)
+        searches.push(performance.now() - began)
+      }
+      searched[count] = median(searches)
+      await server.stop()
+    }
+  } finally {
+    await browser.close()
+  }
+  row('9a. console APIs page to first row at 10,000 APIs vs 10, median ms (target: ≤ 1000 ms)', shown[10_000], shown[10], 'ms', '≤ 1.5× and ≤ 1000 ms', (r) => r <= 1.5 && shown[10_000] <= 1000)
+  row('9b. search at 10,000 APIs vs 10, median ms (target: ≤ 200 ms)', searched[10_000], searched[10], 'ms', '≤ 200 ms', () => searched[10_000] <= 200)
+  const kb = initialJavaScriptBytes() / 1024
+  rows.push({ figure: '9c. console initial JavaScript, KB gzip', registry: kb, baseline: null, unit: 'KB', ratio: null, target: '< 250 KB', pass: kb < 250 })
+  log(`  9c. initial JavaScript ${kb.toFixed(1)} KB gzip`)
 }
 
 /** Figure 7: blob bytes after 1,000 uploads of 100 distinct documents in 10 organizations. */
