@@ -67,7 +67,7 @@ export function Overview() {
                     {data.failed_syncs.map(({ api, repository }) => (
                       <li key={api.id}>
                         <Badge kind={repository.last_sync?.status}>{repository.last_sync?.status}</Badge>
-                        <div><a class="cell-title" href={`/console/apis/${api.id}/repository`}>{api.name}</a><div class="cell-sub">{repository.last_sync?.error?.detail}</div></div>
+                        <div><a class="cell-title" href={`/console/apis/${api.slug}/repository`}>{api.name}</a><div class="cell-sub">{repository.last_sync?.error?.detail}</div></div>
                         <Time at={repository.last_sync?.finished_at} />
                       </li>
                     ))}

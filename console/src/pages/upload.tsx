@@ -101,7 +101,7 @@ function UploadForm(props: { info: KindInfo; resource: Resource; reload: () => v
       {published && (
         <Notice kind="ok">
           {published.created ? <>Published version #{published.version.number}.</> : <>The content is the current version’s: nothing new was stored.</>}
-          {' '}<a href={resourcePath(info, resource.id, '/versions')}>See the versions</a>
+          {' '}<a href={resourcePath(info, resource.slug, '/versions')}>See the versions</a>
         </Notice>
       )}
       <Panel title="Document" description={info.kind === 'api' ? 'An OpenAPI 3.0 or 3.1 document in YAML or JSON.' : info.kind === 'schema' ? 'A JSON Schema in JSON or YAML.' : 'A Spectral ruleset in YAML or JSON.'}>
