@@ -3,7 +3,7 @@
  * registry's own validation by a dry run), and "lint an API with this ruleset" before attaching it.
  */
 import { lazy } from 'preact-iso'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, ApiError } from '../api'
 import { Badge, Loading, Notice, Panel, ProblemNotice } from '../components'
 import type { Diagnostic } from '../editor'
@@ -29,6 +29,7 @@ function EditorPanels(props: { ruleset: Resource; reload: () => void }) {
   const [text, setText] = useState<string | undefined>()
   const [message, setMessage] = useState<string | undefined>()
   const [validity, setValidity] = useState<Validity | undefined>()
+  const latestCheck = useRef(0)
   const load = useAction()
   const save = useAction()
   const documentUrl = `/v1/rulesets/${ruleset.id}/document`
@@ -46,6 +47,8 @@ function EditorPanels(props: { ruleset: Resource; reload: () => void }) {
 
   /** Syntax errors from the text itself; when there are none, the registry's validation (a dry run). */
   const check = async (candidate: string): Promise<Diagnostic[]> => {
+    // Checks answer out of order when typing is fast: only the latest text's answer is shown.
+    const checkNumber = ++latestCheck.current
     setValidity({ state: 'checking' })
     const { locate } = await import('../positions')
     const located = locate(candidate)
@@ -62,7 +65,7 @@ function EditorPanels(props: { ruleset: Resource; reload: () => void }) {
         })
       }
     }
-    setValidity(diagnostics.length === 0 ? { state: 'valid' } : { state: 'invalid', count: diagnostics.length })
+    if (checkNumber === latestCheck.current) setValidity(diagnostics.length === 0 ? { state: 'valid' } : { state: 'invalid', count: diagnostics.length })
     return diagnostics
   }
 
