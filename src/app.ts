@@ -15,9 +15,11 @@ import { clientErrorHandler } from './http/client-errors.js'
 import { consoleRoutes } from './http/console-routes.js'
 import { recordRequests, registerMetricsRoute } from './http/metrics-routes.js'
 import { protectHtmlResponses } from './http/html-headers.js'
+import { prefersHtml } from './http/html-reply.js'
 import { throttleFailedAuthentication } from './http/auth-failures.js'
 import { registerServiceRoutes } from './http/service-routes.js'
 import { registerDocsRoutes } from './http/docs-routes.js'
+import { registerHomeRoutes, registryNotFound } from './http/home-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
 import { registerKeyRoutes } from './http/key-routes.js'
 import { registerOverviewRoutes } from './http/overview-routes.js'
@@ -113,7 +115,8 @@ export async function buildApp(
     metrics.untrack()
     done()
   })
-  registerProblemHandlers(app)
+  const service = { name: SERVICE_TITLE, version: PACKAGE_VERSION }
+  registerProblemHandlers(app, registryNotFound(service))
   registerBodyParsers(app)
   decodeRequestBodies(app)
 
@@ -129,13 +132,16 @@ export async function buildApp(
 
   if (config.publicHost) {
     const publicHost = config.publicHost.toLowerCase()
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', async (request, reply) => {
       const host = (request.headers.host ?? '').toLowerCase().replace(/:\d+$/, '')
       const path = request.url.split('?')[0]
       const isPublicRoute = path.startsWith('/@')
-      if (path === '/healthz' || path === '/readyz') return
+      // `/` answers on every host: on the public host it is the public index (src/http/home-routes.ts).
+      if (path === '/healthz' || path === '/readyz' || path === '/') return
       // The public host serves only the public registry; other hosts serve everything else.
-      if (isPublicRoute !== (host === publicHost)) throw notFound()
+      if (isPublicRoute === (host === publicHost)) return
+      if (prefersHtml(request.headers.accept)) return registryNotFound(service)(reply)
+      throw notFound()
     })
   }
 
@@ -173,6 +179,7 @@ export async function buildApp(
 
   registerServiceRoutes(app, registry)
   registerDocsRoutes(app, SERVICE_TITLE)
+  registerHomeRoutes(app, registry, { ...service, publicHost: config.publicHost })
   registerMetricsRoute(app, metrics, config.metricsToken)
   await app.register(async (v1) => {
     requireKeys(v1, registry)

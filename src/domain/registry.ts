@@ -27,6 +27,7 @@ import { RepositorySync } from './repository-sync.js'
 import { OutboundPolicy } from './outbound.js'
 import { LmdbSessionStore } from '../store/session-store.js'
 import { Sessions } from './sessions.js'
+import { PublicIndex } from './public-index.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
   & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts'>>
@@ -42,6 +43,8 @@ export class Registry {
   /** Diffs between versions, the compatibility gate and changelogs (issue 20). */
   readonly changes: Changes
   readonly publicRegistry: PublicRegistry
+  /** What `/` and `/@{org}` show a visitor: organizations' public resources and sites. */
+  readonly publicIndex: PublicIndex
   /** Hosted documentation sites and their guides (issue 6). */
   readonly sites: Sites
   /** SDKs and their builds (issue 7); `builds` runs the queue once started (buildApp starts it). */
@@ -72,6 +75,7 @@ export class Registry {
     this.publicRegistry = new PublicRegistry(index)
     this.search = new Search(index, SearchStore.of(index), blobs, documents)
     this.sites = new Sites(LmdbSiteStore.of(index), index, this.resources)
+    this.publicIndex = new PublicIndex(index, this.sites)
     const sdkStore = SdkStore.of(index)
     this.sdks = new Sdks(sdkStore, index, outbound)
     this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound })

@@ -214,6 +214,11 @@ export class Sites {
     return site
   }
 
+  /** An organization's public sites, by name (sites are few: at most the first 1,000 are looked at). */
+  publicSites(organizationId: string): SiteRecord[] {
+    return this.store.list(organizationId, { offset: 0, limit: 1000 }).items.filter((site) => site.visibility === 'public')
+  }
+
   /** A public site by id (a domain's site). */
   publicSiteById(id: string): SiteRecord {
     const site = this.store.get(id)

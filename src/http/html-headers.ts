@@ -4,7 +4,7 @@
  * policy keeps it; one that sets none gets DEFAULT_HTML_CSP. `X-Frame-Options` follows the policy's
  * `frame-ancestors` for browsers that do not read CSP: `DENY` for `'none'`, `SAMEORIGIN` for `'self'`.
  */
-import type { FastifyInstance, onSendHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, onSendHookHandler } from 'fastify'
 
 /**
  * For HTML pages without a policy of their own: everything from this host only (scripts from files,
@@ -38,12 +38,20 @@ function frameOptions(policy: string): { policy: string; frameOptions: string | 
   return { policy, frameOptions: undefined }
 }
 
-const protectHtml: onSendHookHandler = (_request, reply, payload, done) => {
-  if (!/^text\/html\b/i.test(String(reply.getHeader('content-type') ?? ''))) return done(null, payload)
+/**
+ * Sets the policy (the reply's own, else the default) and the X-Frame-Options that goes with it. The
+ * hook does it for every route's HTML; the not-found handler, which no route hook reaches, calls it
+ * through `sendPage`.
+ */
+export function protectHtmlReply(reply: FastifyReply): void {
   const own = reply.getHeader('content-security-policy')
   const { policy, frameOptions: xfo } = frameOptions(own === undefined ? DEFAULT_HTML_CSP : String(own))
   reply.header('content-security-policy', policy)
   if (xfo && reply.getHeader('x-frame-options') === undefined) reply.header('x-frame-options', xfo)
+}
+
+const protectHtml: onSendHookHandler = (_request, reply, payload, done) => {
+  if (/^text\/html\b/i.test(String(reply.getHeader('content-type') ?? ''))) protectHtmlReply(reply)
   done(null, payload)
 }
 

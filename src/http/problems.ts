@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RegistryError, type ErrorCode, type ProblemItem } from '../errors.js'
 import { unsupportedMediaType } from './body-parsers.js'
+import { prefersHtml } from './html-reply.js'
 
 /** Fastify's own errors, by code, in the service's vocabulary. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -79,8 +80,11 @@ export function sendProblem(reply: FastifyReply, error: RegistryError): FastifyR
   return reply.status(error.status).type('application/problem+json').send(JSON.stringify(problemBody(error)))
 }
 
-/** One error handler and one not-found handler for the whole app. */
-export function registerProblemHandlers(app: FastifyInstance): void {
+/**
+ * One error handler and one not-found handler for the whole app. A browser that asks for an unknown
+ * page gets `notFoundPage` (HTML) when one is given; every other client gets problem+json.
+ */
+export function registerProblemHandlers(app: FastifyInstance, notFoundPage?: (reply: FastifyReply) => FastifyReply): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     // Fastify's own 415 (a Content-Type it cannot even read) says what the route takes, like ours.
     const code = (error as FastifyError | undefined)?.code
@@ -93,6 +97,11 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
     return sendProblem(reply, problem)
   })
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new RegistryError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)))
+  app.setNotFoundHandler((request, reply) => {
+    if (notFoundPage) {
+      reply.header('vary', 'Accept')
+      if (prefersHtml(request.headers.accept)) return notFoundPage(reply)
+    }
+    return sendProblem(reply, new RegistryError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`))
+  })
 }

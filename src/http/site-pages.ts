@@ -8,6 +8,7 @@ import { SiteAssets } from '../sites/assets.js'
 import {
   guidePage, landingPage, notFoundPage, referencePage, type SiteApiSummary, type SiteContext,
 } from '../sites/pages.js'
+import { registryNotFoundPage } from '../sites/registry-pages.js'
 import { sendAsset } from './asset-reply.js'
 import { sendDocument } from './document-reply.js'
 import { sendPage } from './html-reply.js'
@@ -71,19 +72,30 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     assets: assets.urls(base),
   })
 
-  /** An HTML page; a missing site, guide or API is the HTML 404 page. */
-  const page = (render: (request: FastifyRequest) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
-    let status = 200
-    let body: string
+  /** The site's own 404 page when the site is there (public), else the bare one. */
+  const notFoundFor = (request: FastifyRequest, locate: (request: FastifyRequest) => Located): string => {
     try {
-      body = render(request)
+      return notFoundPage(contextOf(locate(request)))
     } catch (error) {
       if (!(error instanceof RegistryError) || error.code !== 'not_found') throw error
-      status = 404
-      body = notFoundPage()
+      return registryNotFoundPage()
     }
-    return sendPage(reply, status, body)
   }
+
+  /** An HTML page; a missing site, guide or API is the HTML 404 page. */
+  const page = (locate: (request: FastifyRequest) => Located, render: (request: FastifyRequest) => string) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      let status = 200
+      let body: string
+      try {
+        body = render(request)
+      } catch (error) {
+        if (!(error instanceof RegistryError) || error.code !== 'not_found') throw error
+        status = 404
+        body = notFoundFor(request, locate)
+      }
+      return sendPage(reply, status, body)
+    }
 
   const register = (prefix: string, params: Record<string, ReturnType<typeof Type.String>>, hide: boolean,
     locate: (request: FastifyRequest) => Located) => {
@@ -93,14 +105,14 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name]
 
     app.get(`${prefix}/`, { schema: schema("A site's landing page (HTML)") },
-      page((request) => landingPage(contextOf(locate(request)))))
+      page(locate, (request) => landingPage(contextOf(locate(request)))))
 
-    app.get(`${prefix}/guides/:guide`, { schema: schema('A guide (HTML)', { guide: PageParams.guide }) }, page((request) => {
+    app.get(`${prefix}/guides/:guide`, { schema: schema('A guide (HTML)', { guide: PageParams.guide }) }, page(locate, (request) => {
       const located = locate(request)
       return guidePage(contextOf(located), sites.publicGuide(located.site, param(request, 'guide')))
     }))
 
-    app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar)", { api: PageParams.api }) }, page((request) => {
+    app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar)", { api: PageParams.api }) }, page(locate, (request) => {
       const located = locate(request)
       return referencePage(contextOf(located), apiSummary(sites.publishedApi(located.site, param(request, 'api'))))
     }))
@@ -114,6 +126,11 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
       const { current } = sites.publishedApi(locate(request).site, param(request, 'api'))
       return sendDocument(request, reply, registry.versions, current, 'public')
     })
+
+    // Any other path under the site: the site's own "Page not found" (docs/sites.md).
+    app.get(`${prefix}/*`, { schema: { hide: true } }, page(locate, () => {
+      throw notFound()
+    }))
 
     app.get(`${prefix}/_assets/:file`, {
       schema: { ...schema('A static file of the pages (Scalar, styles)', { file: PageParams.file }), response: { 404: Problem } },
@@ -140,7 +157,4 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     if (siteId === undefined) throw notFound()
     return { site: sites.publicSiteById(siteId), base: '' }
   })
-  app.get(`${SITE_HOST_PREFIX}/*`, { schema: { hide: true } }, page(() => {
-    throw notFound()
-  }))
 }

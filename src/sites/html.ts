@@ -44,3 +44,20 @@ export function jsonForScript(value: unknown): SafeHtml {
     .replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')
     .replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029'))
 }
+
+/** A whole HTML document: the head every page has (charset, viewport, title), what a page adds to it, its body. */
+export function htmlDocument(page: { title: string; head?: SafeHtml; body: SafeHtml; bodyClass?: string }): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${page.title}</title>
+${page.head ?? ''}
+</head>
+<body${page.bodyClass ? html` class="${page.bodyClass}"` : ''}>
+${page.body}
+</body>
+</html>
+`.markup
+}

@@ -3,7 +3,7 @@
  * one API reference page per API (Scalar, started by a same-origin script). Every value is escaped by
  * `html`; Markdown goes through the sanitizer first.
  */
-import { html, jsonForScript, type SafeHtml } from './html.js'
+import { html, htmlDocument, jsonForScript, type SafeHtml } from './html.js'
 import type { SiteAssets } from './assets.js'
 import { renderMarkdown } from './markdown.js'
 
@@ -32,7 +32,7 @@ export interface SiteContext {
   assets: ReturnType<SiteAssets['urls']>
 }
 
-type Current = { kind: 'home' } | { kind: 'guide'; slug: string } | { kind: 'api'; slug: string }
+type Current = { kind: 'home' } | { kind: 'guide'; slug: string } | { kind: 'api'; slug: string } | { kind: 'none' }
 
 const currentIf = (yes: boolean) => (yes ? html` aria-current="page"` : '')
 const apiLabel = (api: SiteApiSummary) => api.title ?? api.name
@@ -41,24 +41,17 @@ type PageAssets = SiteContext['assets']
 
 /** The HTML document around every page: head (title, icon, stylesheet), a header bar, the body, scripts. */
 function documentShell(page: { title: string; assets: PageAssets; header?: SafeHtml; body: SafeHtml; scripts?: SafeHtml; bodyClass?: string }): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${page.title}</title>
-<link rel="icon" href="${page.assets.favicon}" type="image/svg+xml">
-<link rel="stylesheet" href="${page.assets.css}">
-</head>
-<body${page.bodyClass ? html` class="${page.bodyClass}"` : ''}>
-${page.header ? html`<header class="site-header">
+  return htmlDocument({
+    title: page.title,
+    head: html`<link rel="icon" href="${page.assets.favicon}" type="image/svg+xml">
+<link rel="stylesheet" href="${page.assets.css}">`,
+    bodyClass: page.bodyClass,
+    body: html`${page.header ? html`<header class="site-header">
 ${page.header}
 </header>` : ''}
 ${page.body}
-${page.scripts ?? ''}
-</body>
-</html>
-`.markup
+${page.scripts ?? ''}`,
+  })
 }
 
 function layout(ctx: SiteContext, page: { title: string; current: Current; body: SafeHtml; scripts?: SafeHtml }): string {
@@ -195,15 +188,20 @@ export function embeddedReferencePage(title: string, documentUrl: string, assets
   return documentShell({ title, assets, bodyClass: 'embedded', ...scalarReference(documentUrl, assets) })
 }
 
-/** A page that is not there: a private site, an unknown guide or API, a path a site does not have. */
-export function notFoundPage(): string {
-  return html`<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Page not found</title></head>
-<body>
+/**
+ * A page a public site does not have (an unknown guide or API, any other path under it): in the site's
+ * layout with its navigation, so the reader can go on from there. A site that is not there (unknown or
+ * private) answers the bare page of registry-pages.ts instead, which says nothing about the site.
+ */
+export function notFoundPage(ctx: SiteContext): string {
+  const current: Current = { kind: 'none' }
+  const body = html`<div class="layout">
+${sidebar(ctx, current)}
+<main class="content">
 <h1>Page not found</h1>
-<p>There is no page at this address.</p>
-</body>
-</html>
-`.markup
+<p class="lead">There is no page at this address.</p>
+<p><a href="${ctx.base}/">Back to ${ctx.title}</a></p>
+</main>
+</div>`
+  return layout(ctx, { title: `Page not found · ${ctx.title}`, current, body })
 }
