@@ -40,6 +40,14 @@ ul.plain { list-style: none; padding: 0; margin: 0; }
 ul.plain li { padding: 8px 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
 .empty { color: var(--muted); }
 code { font: 14px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--soft); padding: 1px 5px; border-radius: 4px; }
+@media (max-width: 640px) {
+  header { padding: 0 16px; }
+  main { padding: 24px 16px 48px; }
+  table, tbody, tr, td { display: block; }
+  thead, colgroup { display: none; }
+  tr { padding: 10px 0; border-bottom: 1px solid var(--line); }
+  td { border: 0; padding: 2px 0; }
+}
 `
 
 /**

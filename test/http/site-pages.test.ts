@@ -151,7 +151,9 @@ t.test("a site's domain serves the site's pages at its root, and nothing else", 
   t.equal((await page(s, '/', 'developers.acme.example')).statusCode, 200, 'a new domain answers at once')
   t.equal((await s.call({ method: 'GET', url: '/v1/apis', headers: { host } })).statusCode, 200, 'a dropped domain is an ordinary host again')
   await s.call({ method: 'DELETE', url: `/v1/sites/${site.id}` })
-  t.equal((await page(s, '/', 'developers.acme.example')).statusCode, 404)
+  const gone = await page(s, '/', 'developers.acme.example')
+  t.notMatch(gone.body, 'Acme Developers', "a deleted site's domain no longer serves it")
+  t.equal(json(gone).data.name, 'API Registry', "its / is the registry's own, as on any host")
   t.equal((await s.call({ method: 'GET', url: '/v1/apis', headers: { host: 'developers.acme.example' } })).statusCode, 200)
 })
 
