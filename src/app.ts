@@ -107,6 +107,8 @@ export async function buildApp(
   app.decorateRequest('actor', null)
   recordRequests(app, metrics)
   protectHtmlResponses(app)
+  // Why a sync, a delivery or a push failed is the operator's to read, in the server's log.
+  registry.log.use(app.log)
   metrics.track(registry)
   // SDK builds run while the app serves: queued builds (those left by a restart too) start when it is ready.
   app.addHook('onReady', (done) => { registry.builds.start(); done() })

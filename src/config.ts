@@ -29,7 +29,7 @@ export interface Config {
   trustProxy: TrustProxy
   /** Bytes of stored documents kept in memory for fast reads. */
   documentCacheBytes: number
-  /** REGISTRY_OUTBOUND_HOSTS, normalized: the hosts sync, SDK delivery and mirror pushes may connect to; empty: any. */
+  /** REGISTRY_OUTBOUND_HOSTS, normalized: where sync, SDK delivery and mirror pushes may connect; empty: any public host, no internal one. */
   outboundHosts: string[]
 }
 

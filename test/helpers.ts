@@ -10,6 +10,15 @@ import { tempDir } from './temp.js'
 
 export { tempDir }
 
+/**
+ * REGISTRY_OUTBOUND_HOSTS of a test whose registry connects to git servers on loopback: any public host,
+ * as by default, and 127.0.0.1, which the default refuses. Tests opt in to it, as an operator would.
+ */
+export const OUTBOUND_LOOPBACK = ['*', '127.0.0.1']
+
+/** A line the registry wrote to the server's log (the operator's: why a sync or a delivery failed). */
+export type ServerLogLine = Record<string, unknown> & { message: string }
+
 export interface TestServer {
   app: FastifyInstance
   registry: Registry
@@ -19,6 +28,8 @@ export interface TestServer {
   orgId: string
   /** Sends a request with the key unless `headers.authorization` is given. */
   call(options: InjectOptions & { key?: string | null }): Promise<LightMyRequestResponse>
+  /** What the registry wrote to the server's log, in order. */
+  serverLog: ServerLogLine[]
   close(): Promise<void>
 }
 
@@ -35,7 +46,7 @@ export async function startTestServer(options: {
   wrapDocuments?: (documents: DocumentProcessor, metrics: RegistryMetrics) => DocumentProcessor
   /** Wraps the blob store, e.g. to inject write faults. */
   wrapBlobs?: (blobs: BlobStore) => BlobStore
-  /** REGISTRY_OUTBOUND_HOSTS entries (default: any host). */
+  /** REGISTRY_OUTBOUND_HOSTS entries (default: none, the default policy: any public host, no internal one). */
   outboundHosts?: string[]
 } = {}): Promise<TestServer> {
   const storage = options.storage ?? tempDir()
@@ -52,9 +63,11 @@ export async function startTestServer(options: {
     ? undefined
     : await registry.organizations.create('acme', 'Acme')
   const app = await buildApp(registry, appConfig(options.config), { logger: false, metrics })
+  const serverLog: ServerLogLine[] = []
+  registry.log.use({ warn: (details, message) => serverLog.push({ ...details, message }) })
   const key = created?.secret ?? ''
   return {
-    app, registry, storage, key, orgId: created?.organization.id ?? registry.organizations.requireBySlug('acme').id,
+    app, registry, storage, key, serverLog, orgId: created?.organization.id ?? registry.organizations.requireBySlug('acme').id,
     call: ({ key: callKey, ...request }) => {
       const headers = { ...(request.headers ?? {}) } as Record<string, string>
       const useKey = callKey === undefined ? key : callKey

@@ -17,8 +17,10 @@ import { tarGz } from '../sdk/tarball.js'
 import type { GeneratorApi } from '../sdk/types.js'
 import { removeStaleWorkDirs } from '../sdk/workdirs.js'
 import { now } from './ids.js'
-import { OutboundPolicy, outboundFetch, type Fetch } from './outbound.js'
+import { OutboundFailure, OutboundPolicy, REFUSED } from './outbound.js'
+import { withOutboundFetch } from './outbound-fetch.js'
 import { checkOutboundHosts, type Sdks } from './sdks.js'
+import { STDERR_LOG, type ServerLog } from './server-log.js'
 import type { Versions } from './versions.js'
 
 /** Runs of one build, a crash-interrupted one included. */
@@ -29,8 +31,10 @@ export const LOG_LIMIT = 64 * 1024
 export interface BuildRunnerOptions {
   /** Longest build (generation and delivery) before it fails. */
   timeoutMs?: number
-  /** REGISTRY_OUTBOUND_HOSTS: checked before delivery and on every request of it (default: any host). */
+  /** REGISTRY_OUTBOUND_HOSTS: checked before delivery and on every request of it (default: any public host, no internal one). */
   outbound?: OutboundPolicy
+  /** The operator's log: why a delivery failed (the build says only that it was refused or unreachable). */
+  log?: ServerLog
 }
 
 class Shutdown extends Error {
@@ -59,7 +63,7 @@ export class BuildRunner {
   #wake: (() => void) | null = null
   readonly #timeoutMs: number
   readonly #outbound: OutboundPolicy
-  readonly #fetch: Fetch
+  readonly #log: ServerLog
 
   constructor(
     private readonly store: SdkStore,
@@ -69,8 +73,8 @@ export class BuildRunner {
     options: BuildRunnerOptions = {},
   ) {
     this.#timeoutMs = options.timeoutMs ?? 15 * 60_000
-    this.#outbound = options.outbound ?? OutboundPolicy.ANY
-    this.#fetch = outboundFetch(this.#outbound)
+    this.#outbound = options.outbound ?? OutboundPolicy.DEFAULT
+    this.#log = options.log ?? STDERR_LOG
     sdks.signals = {
       queued: () => this.#wake?.(),
       canceled: (id) => { if (this.#running?.id === id) this.#running.controller.abort(new Canceled()) },
@@ -171,14 +175,26 @@ export class BuildRunner {
       }
       const repository = this.store.getRepository(build.sdk_id, build.target)
       if (!repository) throw new Error(`the ${build.target} output repository was removed`)
-      // A repository connected before the policy changed: refused before anything is pushed.
-      checkOutboundHosts(this.#outbound, repository)
       const branch = `registry/${build.sdk.slug}-${build.target}-${build.number}`
       const title = `${build.sdk.name}: ${build.target} SDK, build ${build.number}`
-      const output = await deliver({
-        repository, files, branch, at: new Date(build.created_at), signal, log: (line) => log.add(line), fetch: this.#fetch,
-        message: `${title}\n\n${describeInputs(build)}`, title, body: describeInputs(build),
-      })
+      // The delivery's own lines say how far it got with the remote (whether it speaks git): they are
+      // the build's log once it succeeded, and the operator's otherwise.
+      const steps: string[] = []
+      let output: Awaited<ReturnType<typeof deliver>>
+      try {
+        refuseStored(this.#outbound, repository)
+        output = await withOutboundFetch(this.#outbound, (fetch) => deliver({
+          repository, files, branch, at: new Date(build.created_at), signal, log: (line) => steps.push(line), fetch,
+          message: `${title}\n\n${describeInputs(build)}`, title, body: describeInputs(build),
+        }))
+      } catch (error) {
+        if (error instanceof OutboundFailure) {
+          this.#log.warn({ build_id: build.id, sdk_id: build.sdk_id, target: build.target, url: repository.url, reason: error.reason, steps },
+            'SDK build: the delivery failed')
+        }
+        throw error
+      }
+      for (const line of steps) log.add(line)
       log.add(output.reason === 'unchanged' ? 'succeeded: unchanged' : `succeeded: ${output.branch}`)
       await this.whileRunning(build, () => this.finish(build, log, { status: 'succeeded', output }))
     } catch (error) {
@@ -224,6 +240,16 @@ export class BuildRunner {
       apis.push({ slug: api.slug, name: api.name, document: JSON.parse(bytes.toString('utf8')) as Record<string, unknown> })
     }
     return apis
+  }
+}
+
+/** A repository connected before the policy changed is refused before anything is fetched or pushed. */
+function refuseStored(outbound: OutboundPolicy, repository: Parameters<typeof checkOutboundHosts>[1]): void {
+  try {
+    checkOutboundHosts(outbound, repository)
+  } catch (error) {
+    const message = `${REFUSED} (${(error as Error).message})`
+    throw new OutboundFailure(message, message)
   }
 }
 

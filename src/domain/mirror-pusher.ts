@@ -5,12 +5,13 @@
  * writer pushes.
  */
 import * as fs from 'node:fs'
-import git, { type HttpClient } from 'isomorphic-git'
+import git from 'isomorphic-git'
 import { gitHttp } from '../store/git-http.js'
 import { GitRepository, MAIN, repositoryPath } from '../store/git-repository.js'
 import type { MirrorStore } from '../store/mirror-store.js'
 import type { MirrorLog } from './mirror-writer.js'
-import { OutboundPolicy, outboundFetch } from './outbound.js'
+import { OutboundFailure, OutboundPolicy, UNREACHABLE, outboundFailure } from './outbound.js'
+import { withOutboundFetch } from './outbound-fetch.js'
 
 export interface PusherOptions {
   storage: string
@@ -20,7 +21,7 @@ export interface PusherOptions {
   log: MirrorLog
   /** Only the mirror writer's process pushes (a CLI process that sets a remote leaves it to the server). */
   canPush: () => boolean
-  /** REGISTRY_OUTBOUND_HOSTS: every request of a push is checked, redirects included (default: any host). */
+  /** REGISTRY_OUTBOUND_HOSTS: every request of a push is checked, redirects included (default: any public host, no internal one). */
   outbound?: OutboundPolicy
 }
 
@@ -35,15 +36,8 @@ export class MirrorPusher {
   private readonly states = new Map<string, PushState>()
   private readonly inFlight = new Set<Promise<void>>()
   private stopped = false
-  /**
-   * Pushes go through fetch under the outbound policy, not isomorphic-git's node client: that one
-   * (simple-get) follows redirects itself, with no hook to check each hop against the policy.
-   */
-  private readonly http: HttpClient
 
-  constructor(private readonly store: MirrorStore, private readonly options: PusherOptions) {
-    this.http = gitHttp({ fetch: outboundFetch(options.outbound ?? OutboundPolicy.ANY) })
-  }
+  constructor(private readonly store: MirrorStore, private readonly options: PusherOptions) {}
 
   /** Pushes soon if the remote is behind the head (and no retry is already waiting). */
   schedule(org: string): void {
@@ -121,18 +115,26 @@ export class MirrorPusher {
     const head = this.store.head(org)?.commit
     if (!remote || !head || remote.last_pushed_commit === head) return true
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
+    const policy = this.options.outbound ?? OutboundPolicy.DEFAULT
+    const step = `could not push to ${remote.url}`
     try {
-      const result = await git.push({
-        fs, http: this.http, gitdir: repo.gitdir, url: remote.url, ref: MAIN, remoteRef: MAIN, force: true,
+      // A remote set before the policy changed is refused before anything is sent.
+      const refused = policy.storedRefusal(remote.url, 'url')
+      if (refused) throw new OutboundFailure(refused, refused)
+      // Through fetch under the outbound policy, not isomorphic-git's node client: that one (simple-get)
+      // follows redirects itself, with no hook to check each hop against the policy.
+      const result = await withOutboundFetch(policy, (fetch) => git.push({
+        fs, http: gitHttp({ fetch }), gitdir: repo.gitdir, url: remote.url, ref: MAIN, remoteRef: MAIN, force: true,
         onAuth: () => (remote.token ? { username: 'registry', password: remote.token } : { cancel: true }),
-      })
-      if (!result.ok) throw new Error(result.error ?? 'the remote refused the push')
+      }))
+      if (!result.ok) throw new OutboundFailure(`${step}: ${UNREACHABLE}`, `the remote refused the push: ${result.error ?? JSON.stringify(result.refs)}`)
       await this.store.recordPush(org, remote, { commit: head, at: new Date().toISOString() })
       return true
     } catch (error) {
-      const message = redact(error instanceof Error ? error.message : String(error), remote.token)
-      this.options.log.warn({ organization_id: org, err: message }, 'git mirror: push failed; retrying later')
-      await this.store.recordPush(org, remote, { error: message, at: new Date().toISOString() }).catch(() => undefined)
+      // The remote's answer (a status, a body) goes to the operator's log only; the token never does.
+      const failure = outboundFailure(step, error)
+      this.options.log.warn({ organization_id: org, url: remote.url, reason: redact(failure.reason, remote.token) }, 'git mirror: push failed; retrying later')
+      await this.store.recordPush(org, remote, { error: failure.message, at: new Date().toISOString() }).catch(() => undefined)
       return false
     }
   }
@@ -140,6 +142,6 @@ export class MirrorPusher {
 
 /** Error texts may echo a URL or a header: the token never leaves in one. */
 function redact(text: string, token: string | null): string {
-  const clipped = text.slice(0, 500)
+  const clipped = text.slice(0, 2000)
   return token ? clipped.split(token).join('[redacted]') : clipped
 }

@@ -12,17 +12,12 @@ import { GitRepository, MirrorTree, repositoryPath } from '../store/git-reposito
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import type { HistoryEntry, JournalEntry, MirrorStore } from '../store/mirror-store.js'
 import type { ResourceKind, ResourceRecord } from '../store/records.js'
+import { STDERR_LOG, type ServerLog } from './server-log.js'
 import {
   KIND_DIR, METADATA_NAME, commitMessage, documentName, documentNames, historyOrder, metadataFile, type MirrorChange,
 } from './mirror-commits.js'
 
-export interface MirrorLog {
-  warn(details: Record<string, unknown>, message: string): void
-}
-
-const stderrLog: MirrorLog = {
-  warn: (details, message) => process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg: message, ...details })}\n`),
-}
+export type MirrorLog = ServerLog
 
 export interface MirrorWriterOptions {
   storage: string
@@ -86,7 +81,7 @@ export class MirrorWriter {
     this.batch = options.batch ?? 200
     this.quietMs = options.quietMs ?? 100
     this.maxLagMs = options.maxLagMs ?? 10_000
-    this.log = options.log ?? stderrLog
+    this.log = options.log ?? STDERR_LOG
     this.lock = new WriterLock(join(options.storage, 'git', 'writer.lock'))
   }
 

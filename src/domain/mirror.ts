@@ -11,6 +11,7 @@ import { now } from './ids.js'
 import { MirrorPusher } from './mirror-pusher.js'
 import { MirrorWriter, type MirrorLog } from './mirror-writer.js'
 import { OutboundPolicy } from './outbound.js'
+import { ForwardingLog } from './server-log.js'
 import { refuseControlCharacters } from './stored-urls.js'
 
 export interface MirrorOptions {
@@ -20,7 +21,7 @@ export interface MirrorOptions {
   pushBaseDelayMs?: number
   pushMaxDelayMs?: number
   log?: MirrorLog
-  /** REGISTRY_OUTBOUND_HOSTS: checked when a remote is set and on every request of a push (default: any host). */
+  /** REGISTRY_OUTBOUND_HOSTS: checked when a remote is set and on every request of a push (default: any public host, no internal one). */
   outbound?: OutboundPolicy
 }
 
@@ -38,7 +39,7 @@ export interface MirrorStatus {
 export class Mirror {
   readonly writer: MirrorWriter
   readonly pusher: MirrorPusher
-  private logTo: MirrorLog
+  private readonly log: ForwardingLog
 
   constructor(
     private readonly index: RegistryIndex & { onJournal: (() => void) | undefined },
@@ -46,10 +47,7 @@ export class Mirror {
     blobs: BlobStore,
     private readonly options: MirrorOptions,
   ) {
-    this.logTo = options.log ?? {
-      warn: (details, message) => process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg: message, ...details })}\n`),
-    }
-    const log: MirrorLog = { warn: (details, message) => this.logTo.warn(details, message) }
+    const log = this.log = new ForwardingLog(options.log)
     this.pusher = new MirrorPusher(store, {
       storage: options.storage, baseDelayMs: options.pushBaseDelayMs, maxDelayMs: options.pushMaxDelayMs, log, outbound: options.outbound,
       canPush: () => this.writer.isWriter,
@@ -63,7 +61,7 @@ export class Mirror {
 
   /** Starts the writer (replaying pending entries) and hooks it to the index's journaled commits. */
   start(log?: MirrorLog): void {
-    if (log) this.logTo = log
+    if (log) this.log.use(log)
     this.index.onJournal = () => this.writer.journaled()
     this.writer.start()
   }
@@ -101,7 +99,7 @@ export class Mirror {
 
   async setRemote(org: OrganizationRecord, url: string, token: string | null): Promise<MirrorStatus> {
     checkRemoteUrl(url)
-    const outbound = this.options.outbound ?? OutboundPolicy.ANY
+    const outbound = this.options.outbound ?? OutboundPolicy.DEFAULT
     outbound.check(url, 'url')
     await this.store.setRemote(org.id, url, token, now())
     this.pusher.reset(org.id)

@@ -1,27 +1,37 @@
 /**
- * The outbound host policy (REGISTRY_OUTBOUND_HOSTS): the hosts the server may connect to for
- * repository sync, SDK delivery and mirror pushes, the only features that reach URLs a key holder
- * configured. Without it, any key could make the server reach internal services or a cloud metadata
- * endpoint.
+ * The outbound policy: where the server may connect for repository sync, SDK delivery and mirror
+ * pushes, the only features that reach URLs a key holder configured. By default any public host, and
+ * never an internal one (loopback, link-local and cloud metadata, private, unique-local: see
+ * outbound-addresses.ts), so that a key cannot make the server reach its own network.
  *
- * Entries are an exact host (`github.com`, `10.0.0.7`, `[::1]`) or `*.example.com` (any subdomain of
- * example.com, not example.com itself); matching is case-insensitive and ignores ports. Hosts are
- * compared as the WHATWG URL parser normalizes them (the parser fetch uses), so `http://127.1/` or
- * `http://0x7f.0.0.1/` are `127.0.0.1` and `BÜCHER.de` is `xn--bcher-kva.de`, in entries and URLs alike.
- * An empty list allows every host.
+ * REGISTRY_OUTBOUND_HOSTS (comma-separated) changes that. Its entries:
+ * - `github.com`: exactly that host; `*.example.com`: any subdomain of example.com (not itself);
+ * - `10.0.0.7`, `[::1]`: that address; `10.0.0.0/8`, `fd00::/8`: that range;
+ * - `*`: any public host (what an empty list means).
+ * A list without `*` allows only what it names. Internal addresses are reached only when an address
+ * or range entry covers them: a name entry says which hosts may be asked for, not which networks, so
+ * a listed name that resolves to an internal address is still refused (DNS is checked at connect
+ * time, by outbound-fetch.ts). Internal names (`localhost`, `*.internal`, `metadata`…) are refused by
+ * name too unless an entry names them. Matching is case-insensitive and ignores ports; hosts are
+ * compared as the WHATWG URL parser normalizes them (the parser fetch uses), so `http://127.1/` is
+ * `127.0.0.1` and `BÜCHER.de` is `xn--bcher-kva.de`, in entries and URLs alike.
  *
- * The policy is checked twice: when a URL is configured (`check`: 400, nothing stored), and on every
- * HTTP request, redirects included (`outboundFetch`), for URLs stored before the policy changed and
- * for servers that redirect elsewhere. This module depends on nothing but errors.ts, so the sync
- * worker threads can rebuild the policy from its `hosts`.
+ * This module is data and rules only, so that the sync worker threads rebuild the policy from `hosts`.
  */
 import { RegistryError } from '../errors.js'
-import type { Fetch } from '../store/git-http.js'
+import {
+  formatRange, inRange, internalKind, isInternalName, parseAddress, parseRange, type Address, type AddressRange,
+} from './outbound-addresses.js'
 
 /** Redirects followed per request, at most. */
 export const MAX_REDIRECTS = 5
 
-/** Thrown at connect time for a host the policy does not allow, or a redirect not followed. */
+/** All a key holder is told when a connection is refused; the operator's log says why. */
+export const REFUSED = 'refused by the outbound policy'
+/** All a key holder is told when a connection failed otherwise: never a port, a status or a protocol. */
+export const UNREACHABLE = "unreachable (the server's log says why)"
+
+/** Thrown before or at connect time for a host or address the policy refuses; the message is for the operator. */
 export class OutboundRefused extends Error {
   constructor(message: string) {
     super(message)
@@ -29,29 +39,65 @@ export class OutboundRefused extends Error {
   }
 }
 
-interface Entry {
-  host: string
-  /** `*.host`: any subdomain of `host`, not `host` itself. */
-  subdomains: boolean
+/**
+ * A failed outbound step. `message` is what a key holder sees (the step, then REFUSED or UNREACHABLE),
+ * `reason` what the operator's log gets: the port that was closed, the status that was answered, the
+ * body that came with it. Telling key holders that much would make the server their port scanner.
+ */
+export class OutboundFailure extends Error {
+  constructor(message: string, readonly reason: string) {
+    super(message)
+    this.name = 'OutboundFailure'
+  }
 }
+
+/** The failure of `step` (e.g. `could not push to https://…`), from what it threw. */
+export function outboundFailure(step: string, error: unknown): OutboundFailure {
+  if (error instanceof OutboundFailure) return error
+  const outcome = (error as Error | undefined)?.name === 'OutboundRefused' ? REFUSED : UNREACHABLE
+  return new OutboundFailure(`${step}: ${outcome}`, describeError(error))
+}
+
+/** An error with its causes and what isomorphic-git keeps of an HTTP answer, for the operator's log. */
+export function describeError(error: unknown): string {
+  const parts: string[] = []
+  for (let e = error as { name?: string; code?: string; message?: string; cause?: unknown; data?: Record<string, unknown> } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e !== 'object') {
+      parts.push(String(e))
+      break
+    }
+    const answer = e.data && typeof e.data === 'object'
+      ? [e.data.statusCode && `HTTP ${String(e.data.statusCode)}`, typeof e.data.response === 'string' && e.data.response].filter(Boolean).join(': ')
+      : ''
+    parts.push([e.code ?? e.name, e.message, answer].filter(Boolean).join(': '))
+  }
+  return parts.join('; caused by ') || 'unknown error'
+}
+
+type Entry =
+  | { kind: 'any' }
+  | { kind: 'name'; host: string; subdomains: boolean }
+  | { kind: 'range'; range: AddressRange }
 
 /** A host as compared: lower case (the parser's), without one trailing dot (`github.com.` is github.com). */
 function comparable(hostname: string): string {
   return hostname.endsWith('.') ? hostname.slice(0, -1) : hostname
 }
 
-function isIpLiteral(host: string): boolean {
-  return host.startsWith('[') || /^\d+\.\d+\.\d+\.\d+$/.test(host)
-}
-
 /** One entry of the list, normalized; throws an Error saying what is wrong with it. */
 function parseEntry(raw: string): Entry {
   const bad = (why: string) => new Error(`REGISTRY_OUTBOUND_HOSTS: '${raw}' ${why}`)
   let text = raw.toLowerCase()
+  if (text === '*') return { kind: 'any' }
   if (text.includes('://')) throw bad('is a URL: list the host alone (e.g. github.com)')
+  if (text.includes('/')) {
+    const range = parseRange(text)
+    if (!range) throw bad('is not a host name, IP address or CIDR range (e.g. 10.0.0.0/8)')
+    return { kind: 'range', range }
+  }
   const subdomains = text.startsWith('*.')
   if (subdomains) text = text.slice(2)
-  if (text.includes('*')) throw bad("has a '*' that is not the first label: only '*.example.com' is supported")
+  if (text.includes('*')) throw bad("has a '*' that is not the first label: only '*' alone or '*.example.com' is supported")
   // A bare IPv6 address is written without brackets too.
   const bareIpv6 = !text.startsWith('[') && (text.match(/:/g)?.length ?? 0) >= 2
   if (bareIpv6) text = `[${text}]`
@@ -64,61 +110,23 @@ function parseEntry(raw: string): Entry {
     throw bad('is not a host name or IP address')
   }
   if (host === '' || host.split('.').some((label) => label === '')) throw bad('has an empty label')
-  if (subdomains && isIpLiteral(host)) throw bad("is an IP address: '*.' applies to domain names only")
-  return { host, subdomains }
+  const address = parseAddress(host)
+  if (address && subdomains) throw bad("is an IP address: '*.' applies to domain names only")
+  if (address) return { kind: 'range', range: { address, bits: address.kind() === 'ipv4' ? 32 : 128 } }
+  return { kind: 'name', host, subdomains }
 }
 
-/** The normalized entries of a REGISTRY_OUTBOUND_HOSTS value (comma-separated); empty: any host. */
+function formatEntry(entry: Entry): string {
+  if (entry.kind === 'any') return '*'
+  if (entry.kind === 'range') return formatRange(entry.range)
+  return entry.subdomains ? `*.${entry.host}` : entry.host
+}
+
+/** The normalized entries of a REGISTRY_OUTBOUND_HOSTS value (comma-separated); empty: any public host. */
 export function parseOutboundHosts(text: string | undefined): string[] {
   if (!text) return []
   const entries = text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-  return [...new Set(entries.map(parseEntry).map((e) => (e.subdomains ? `*.${e.host}` : e.host)))]
-}
-
-export class OutboundPolicy {
-  /** Every host allowed: the default, and the behaviour without REGISTRY_OUTBOUND_HOSTS. */
-  static readonly ANY = new OutboundPolicy([])
-
-  /** A policy of (normalized or raw) entries; an empty list allows any host. Throws on a bad entry. */
-  static of(hosts: readonly string[]): OutboundPolicy {
-    return hosts.length === 0 ? OutboundPolicy.ANY : new OutboundPolicy(hosts)
-  }
-
-  readonly #entries: Entry[]
-
-  private constructor(hosts: readonly string[]) {
-    this.#entries = hosts.map(parseEntry)
-  }
-
-  /** The normalized entries (data a worker thread rebuilds the policy from); empty: any host. */
-  get hosts(): string[] {
-    return this.#entries.map((e) => (e.subdomains ? `*.${e.host}` : e.host))
-  }
-
-  get restricted(): boolean {
-    return this.#entries.length > 0
-  }
-
-  /** Whether the server may connect to this URL's host (an unparsable URL is allowed only when unrestricted). */
-  allows(url: string | URL): boolean {
-    if (!this.restricted) return true
-    const host = hostOf(url)
-    return host !== undefined && this.#entries.some((entry) => entry.subdomains
-      ? host.length > entry.host.length + 1 && host.endsWith(`.${entry.host}`)
-      : host === entry.host)
-  }
-
-  /** Refuses a URL being configured in `field` (400 invalid_request, naming the field). */
-  check(url: string, field: string): void {
-    if (this.allows(url)) return
-    const message = `the host '${hostOf(url) ?? url}' is not in this server's REGISTRY_OUTBOUND_HOSTS`
-    throw new RegistryError('invalid_request', `${field}: ${message}`, [{ path: [field], message }])
-  }
-
-  /** Refuses a connection about to be made (OutboundRefused). */
-  require(url: string | URL): void {
-    if (!this.allows(url)) throw new OutboundRefused(`the host '${hostOf(url) ?? String(url)}' is not in REGISTRY_OUTBOUND_HOSTS`)
-  }
+  return [...new Set(entries.map(parseEntry).map(formatEntry))]
 }
 
 function hostOf(url: string | URL): string | undefined {
@@ -129,52 +137,86 @@ function hostOf(url: string | URL): string | undefined {
   }
 }
 
-// ---------------------------------------------------------------- connect time
+export class OutboundPolicy {
+  /** Without REGISTRY_OUTBOUND_HOSTS: any public host, no internal one. */
+  static readonly DEFAULT = new OutboundPolicy([])
 
-export type { Fetch }
-
-const REDIRECTS = new Set([301, 302, 303, 307, 308])
-/** Headers that carry credentials: never sent on to another origin. */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'private-token']
-
-/**
- * `fetch` under the policy: every request's host is checked before connecting, and redirects are
- * followed here, not by fetch (at most MAX_REDIRECTS, each hop checked, only to http(s)), so a server
- * cannot send the registry on to a host the policy refuses. Credential headers are dropped when a
- * redirect changes the origin. 301/302 turn a POST into a GET and 303 anything but HEAD, as browsers
- * do; 307/308 send the same request again, so `init.body` must be resendable (bytes or a string).
- */
-export function outboundFetch(policy: OutboundPolicy, base: Fetch = fetch): Fetch {
-  return async (url, init = {}) => {
-    let current = new URL(url)
-    let method = (init.method ?? 'GET').toUpperCase()
-    let body = init.body
-    const headers = new Headers(init.headers)
-    for (let hop = 0; ; hop++) {
-      policy.require(current)
-      const response = await base(current.href, { ...init, method, body, headers, redirect: 'manual' })
-      const location = response.headers.get('location')
-      if (!REDIRECTS.has(response.status) || location === null) return response
-      await response.body?.cancel().catch(() => undefined)
-      let next: URL
-      try {
-        next = new URL(location, current)
-      } catch {
-        throw new OutboundRefused(`${current.origin} redirected to an invalid URL`)
-      }
-      if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new OutboundRefused(`${current.origin} redirected to a ${next.protocol} URL`)
-      if (hop >= MAX_REDIRECTS) throw new OutboundRefused(`more than ${MAX_REDIRECTS} redirects from ${new URL(url).origin}`)
-      if (!policy.allows(next)) {
-        throw new OutboundRefused(`${current.origin} redirected to '${hostOf(next)}', which is not in REGISTRY_OUTBOUND_HOSTS`)
-      }
-      if (next.origin !== current.origin) for (const name of CREDENTIAL_HEADERS) headers.delete(name)
-      if ((response.status === 303 && method !== 'HEAD') || ((response.status === 301 || response.status === 302) && method === 'POST')) {
-        method = 'GET'
-        body = undefined
-        headers.delete('content-type')
-        headers.delete('content-length')
-      }
-      current = next
-    }
+  /** A policy of (normalized or raw) entries; an empty list is the default. Throws on a bad entry. */
+  static of(hosts: readonly string[]): OutboundPolicy {
+    return hosts.length === 0 ? OutboundPolicy.DEFAULT : new OutboundPolicy(hosts)
   }
+
+  readonly #entries: Entry[]
+  readonly #names: Extract<Entry, { kind: 'name' }>[]
+  readonly #ranges: AddressRange[]
+  /** Whether only what the list names is allowed (no `*`, not empty). */
+  readonly restricted: boolean
+
+  private constructor(hosts: readonly string[]) {
+    this.#entries = hosts.map(parseEntry)
+    this.#names = this.#entries.filter((e) => e.kind === 'name')
+    this.#ranges = this.#entries.flatMap((e) => (e.kind === 'range' ? [e.range] : []))
+    this.restricted = this.#entries.length > 0 && !this.#entries.some((e) => e.kind === 'any')
+  }
+
+  /** The normalized entries (data a worker thread rebuilds the policy from); empty: the default. */
+  get hosts(): string[] {
+    return this.#entries.map(formatEntry)
+  }
+
+  /** Why a URL's host is refused, as told to whoever configures it; undefined when it is allowed. */
+  refusal(url: string | URL): string | undefined {
+    const host = hostOf(url)
+    if (host === undefined) return 'is not a valid URL'
+    const address = parseAddress(host)
+    if (address ? this.#listed(address) : this.#names.some((entry) => nameMatches(entry, host))) return undefined
+    if (this.restricted) return `the host '${host}' is not in this server's REGISTRY_OUTBOUND_HOSTS`
+    const internal = address ? internalKind(address) : isInternalName(host) ? 'internal name' : undefined
+    if (internal === undefined) return undefined
+    return `the host '${host}' is ${address ? `a ${internal} address` : 'an internal name'}, refused unless this server's REGISTRY_OUTBOUND_HOSTS lists it`
+  }
+
+  /** Whether the server may connect to this URL's host (its name, or the address it is). */
+  allows(url: string | URL): boolean {
+    return this.refusal(url) === undefined
+  }
+
+  /**
+   * Whether the server may connect to this address, which a host name resolved to or a URL named:
+   * a public one, or one an address or range entry covers. Checked at connect time.
+   */
+  allowsAddress(text: string): boolean {
+    const address = parseAddress(text)
+    return address !== undefined && (this.#listed(address) || internalKind(address) === undefined)
+  }
+
+  #listed(address: Address): boolean {
+    return this.#ranges.some((range) => inRange(address, range))
+  }
+
+  /** Refuses a URL being configured in `field` (400 invalid_request, naming the field). */
+  check(url: string, field: string): void {
+    const refusal = this.refusal(url)
+    if (refusal === undefined) return
+    throw new RegistryError('invalid_request', `${field}: ${refusal}`, [{ path: [field], message: refusal }])
+  }
+
+  /**
+   * A stored URL (a connection, an output repository, a mirror remote) the policy refuses since it
+   * changed: `refused by the outbound policy (url: the host … is not in …)`; undefined when allowed.
+   */
+  storedRefusal(url: string, field: string): string | undefined {
+    const refusal = this.refusal(url)
+    return refusal === undefined ? undefined : `${REFUSED} (${field}: ${refusal})`
+  }
+
+  /** Refuses a connection about to be made (OutboundRefused, with the reason for the operator's log). */
+  require(url: string | URL): void {
+    const refusal = this.refusal(url)
+    if (refusal !== undefined) throw new OutboundRefused(`${String(url)}: ${refusal}`)
+  }
+}
+
+function nameMatches(entry: Extract<Entry, { kind: 'name' }>, host: string): boolean {
+  return entry.subdomains ? host.length > entry.host.length + 1 && host.endsWith(`.${entry.host}`) : host === entry.host
 }

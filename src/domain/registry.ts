@@ -25,6 +25,7 @@ import { LmdbRepositoryStore } from '../store/repository-store.js'
 import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../sync/pool.js'
 import { RepositorySync } from './repository-sync.js'
 import { OutboundPolicy } from './outbound.js'
+import { ForwardingLog } from './server-log.js'
 import { LmdbSessionStore } from '../store/session-store.js'
 import { Sessions } from './sessions.js'
 import { PublicIndex } from './public-index.js'
@@ -56,6 +57,8 @@ export class Registry {
   readonly repositorySync: RepositorySync
   /** Search over the organization's APIs, schemas and rulesets (issue 17). */
   readonly search: Search
+  /** What only the operator may read (why a sync or a delivery failed); `buildApp` points it at the server's log. */
+  readonly log = new ForwardingLog()
   #closed = false
 
   constructor(
@@ -63,8 +66,8 @@ export class Registry {
     readonly blobs: BlobStore,
     readonly documents: DocumentProcessor,
     metrics: DomainMetrics = NO_METRICS,
-    /** REGISTRY_OUTBOUND_HOSTS: where sync, SDK delivery and mirror pushes may connect (default: anywhere). */
-    readonly outbound: OutboundPolicy = OutboundPolicy.ANY,
+    /** REGISTRY_OUTBOUND_HOSTS: where sync, SDK delivery and mirror pushes may connect (default: any public host, no internal one). */
+    readonly outbound: OutboundPolicy = OutboundPolicy.DEFAULT,
   ) {
     this.organizations = new Organizations(index)
     this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
@@ -78,10 +81,10 @@ export class Registry {
     this.publicIndex = new PublicIndex(index, this.sites)
     const sdkStore = SdkStore.of(index)
     this.sdks = new Sdks(sdkStore, index, outbound)
-    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound })
+    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound, log: this.log })
     this.resources.deleteHooks.push(this.sdks.guardApiDelete)
     this.repositorySync = new RepositorySync(index, this.resources, this.uploads, LmdbRepositoryStore.of(index),
-      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), outbound)
+      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), outbound, this.log)
   }
 
   /** Opens a storage directory; `metrics` (optional) hears about the domain's work and the workers'. */

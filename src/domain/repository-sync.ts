@@ -9,12 +9,14 @@
 import { posix } from 'node:path'
 import { RegistryError, invalidRequest, notFound, type ProblemItem } from '../errors.js'
 import type { SnapshotFetcher } from '../sync/pool.js'
+import { FETCH_STEP } from '../sync/snapshot.js'
 import type { RegistryIndex } from '../store/interfaces.js'
 import type {
   LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, RepositoryStore, SyncStatus,
 } from '../store/repository-store.js'
 import { newId, now } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
+import { STDERR_LOG, type ServerLog } from './server-log.js'
 import type { Actor } from './organizations.js'
 import type { Resources } from './resources.js'
 import { refuseControlCharacters } from './stored-urls.js'
@@ -135,8 +137,10 @@ export class RepositorySync {
     private readonly uploads: Uploads,
     private readonly store: RepositoryStore,
     private readonly fetcher: SnapshotFetcher,
-    /** Checked when a connection is made; the sync worker checks each request of a fetch again. */
-    private readonly outbound: OutboundPolicy = OutboundPolicy.ANY,
+    /** Checked when a connection is made and before each sync; the sync worker checks each request and address again. */
+    private readonly outbound: OutboundPolicy = OutboundPolicy.DEFAULT,
+    /** The operator's log: why a repository could not be fetched (the key holder is told less). */
+    private readonly log: ServerLog = STDERR_LOG,
   ) {
     // Deleting an API removes its connection in the same transaction.
     resources.deleteHooks.push((resource) => {
@@ -261,6 +265,9 @@ export class RepositorySync {
       ...fields,
     })
     try {
+      // A connection made before the policy changed is refused before any request is made.
+      const refused = this.outbound.storedRefusal(connection.url, 'url')
+      if (refused) throw new RegistryError('repository_unavailable', `${FETCH_STEP}: ${refused}`)
       const snapshot = await this.fetcher.fetch({
         provider: connection.provider, url: connection.url, branch: connection.branch, path: connection.path, token: connection.token,
       })
@@ -270,6 +277,8 @@ export class RepositorySync {
       return outcome
     } catch (error) {
       commit ??= (error as { commit?: string | null }).commit ?? null
+      const reason = (error as { reason?: string }).reason
+      if (reason) this.log.warn({ api_id: apiId, url: connection.url, trigger, reason }, 'repository sync: the repository could not be fetched')
       const problem = error instanceof RegistryError ? error : new RegistryError('internal', 'the sync failed unexpectedly')
       await keep(syncStatus(problem), { error: keptError(problem) }).catch(() => undefined)
       throw error

@@ -56,7 +56,7 @@ export class Sdks {
     private readonly store: SdkStore,
     private readonly index: RegistryIndex,
     /** REGISTRY_OUTBOUND_HOSTS: checked here for `url` and `api_url`, and again by each build's requests. */
-    private readonly outbound: OutboundPolicy = OutboundPolicy.ANY,
+    private readonly outbound: OutboundPolicy = OutboundPolicy.DEFAULT,
   ) {}
 
   /** Refuses the deletion of an API that an SDK attaches (a `Resources.deleteHooks` entry). */
@@ -336,9 +336,10 @@ export function checkOutboundHosts(outbound: OutboundPolicy, input: Pick<Reposit
   outbound.check(input.url, 'url')
   if (input.provider === 'git') return
   const api = apiBase(input.provider, input.url, input.api_url ?? null)
-  if (input.api_url) outbound.check(api, 'api_url')
-  else if (!outbound.allows(api)) {
-    const message = `pull requests go through ${new URL(api).origin} (derived from url), whose host '${new URL(api).hostname}' is not in this server's REGISTRY_OUTBOUND_HOSTS`
+  if (input.api_url) return outbound.check(api, 'api_url')
+  const refusal = outbound.refusal(api)
+  if (refusal !== undefined) {
+    const message = `pull requests go through ${new URL(api).origin} (derived from url): ${refusal}`
     throw new RegistryError('invalid_request', `api_url: ${message}`, [{ path: ['api_url'], message }])
   }
 }

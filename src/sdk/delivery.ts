@@ -5,12 +5,17 @@
  *
  * The commit is a pure function of the files, the base commit and the build: a build retried after a
  * crash that had already pushed makes the same commit, and the push is then a no-op.
+ *
+ * A step that fails on the remote's side throws an OutboundFailure: the key holder is told which step
+ * (delivering to the repository, opening the pull request) and "refused by the outbound policy" or
+ * "unreachable", never what the remote answered; that (`reason`) is for the operator's log.
  */
 import * as fs from 'node:fs'
 import { rm } from 'node:fs/promises'
 import git from 'isomorphic-git'
 import type { BuildOutput, Provider } from '../store/sdk-records.js'
 import { gitHttp, type Fetch } from '../store/git-http.js'
+import { OutboundFailure, UNREACHABLE, outboundFailure } from '../domain/outbound.js'
 import { openPullRequest } from './providers.js'
 import type { GeneratedFile } from './types.js'
 import { makeWorkDir } from './workdirs.js'
@@ -40,25 +45,42 @@ export async function deliver(input: DeliveryInput): Promise<BuildOutput> {
   const http = gitHttp({ signal, fetch: input.fetch })
   const token = repository.token
   const onAuth = token ? () => ({ username: TOKEN_USER[repository.provider], password: token }) : undefined
-  const onAuthFailure = () => ({ cancel: true as const })
+  // isomorphic-git then throws UserCanceledError: the reason for the log is that the token was refused.
+  let credentialsRefused = false
+  const onAuthFailure = () => {
+    credentialsRefused = true
+    return { cancel: true as const }
+  }
   const files = input.files.map((f) => f.path)
   const dir = await makeWorkDir('delivery')
+  const delivering = `could not deliver to ${repository.url}`
+  const remoteFailure = (reason: string) => new OutboundFailure(`${delivering}: ${UNREACHABLE}`, reason)
+  /** Runs a network step; what it threw becomes an OutboundFailure (an abort stays one). */
+  const step = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work()
+    } catch (error) {
+      if ((error as Error).name === 'AbortError') throw error
+      if (credentialsRefused) throw remoteFailure(`the repository refused the ${token ? 'token' : 'request without a token'} (HTTP 401 or 403)`)
+      throw outboundFailure(delivering, error)
+    }
+  }
   try {
-    const refs = await step('list the branches of', repository.url, () =>
+    const refs = await step(() =>
       git.listServerRefs({ http, url: repository.url, prefix: 'refs/heads/', onAuth, onAuthFailure }))
     const hasBase = refs.some((ref) => ref.ref === `refs/heads/${repository.base_branch}`)
-    if (!hasBase && refs.length > 0) throw new Error(`the repository has no branch '${repository.base_branch}'`)
+    if (!hasBase && refs.length > 0) throw remoteFailure(`the repository has no branch '${repository.base_branch}'`)
     await git.init({ fs, dir, defaultBranch: repository.base_branch })
     await git.addRemote({ fs, dir, remote: 'origin', url: repository.url })
     let baseCommit: string | undefined
     if (hasBase) {
       // Only the base branch, one commit deep, no checkout: the tree is built from objects.
       input.log(`fetching ${repository.base_branch} of ${repository.url}`)
-      const fetched = await step('fetch from', repository.url, () => git.fetch({
+      const fetched = await step(() => git.fetch({
         fs, http, dir, remote: 'origin', ref: repository.base_branch, singleBranch: true, depth: 1, tags: false, onAuth, onAuthFailure,
       }))
       baseCommit = fetched.fetchHead ?? undefined
-      if (!baseCommit) throw new Error(`could not fetch ${repository.base_branch} from ${repository.url}`)
+      if (!baseCommit) throw remoteFailure(`could not fetch ${repository.base_branch} from ${repository.url}`)
     } else {
       input.log(`${repository.url} is empty: the branch gets the first commit`)
     }
@@ -78,10 +100,10 @@ export async function deliver(input: DeliveryInput): Promise<BuildOutput> {
     })
     input.log(`committed ${commit} on ${input.branch}; pushing`)
     signal.throwIfAborted()
-    const pushed = await step('push to', repository.url, () => git.push({
+    const pushed = await step(() => git.push({
       fs, http, dir, remote: 'origin', ref: input.branch, remoteRef: input.branch, onAuth, onAuthFailure,
     }))
-    if (!pushed.ok) throw new Error(`the push of ${input.branch} was refused: ${pushed.error ?? JSON.stringify(pushed.refs)}`)
+    if (!pushed.ok) throw remoteFailure(`the push of ${input.branch} was refused: ${pushed.error ?? JSON.stringify(pushed.refs)}`)
     input.log(`pushed ${input.branch}`)
     if (repository.provider === 'git') return { branch: input.branch, commit, files, pull_request: null, reason: 'git_provider' }
     signal.throwIfAborted()
@@ -93,16 +115,6 @@ export async function deliver(input: DeliveryInput): Promise<BuildOutput> {
     return { branch: input.branch, commit, files, pull_request: pullRequest, reason: null }
   } finally {
     await rm(dir, { recursive: true, force: true })
-  }
-}
-
-/** Runs a network step; its error names what failed (never the token, which is not in the URL). */
-async function step<T>(what: string, url: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work()
-  } catch (error) {
-    if ((error as Error).name === 'AbortError') throw error
-    throw new Error(`could not ${what} ${url}: ${(error as Error).message}`)
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { PullRequest } from '../store/sdk-records.js'
 import { readText, type Fetch } from '../store/git-http.js'
+import { OutboundFailure, UNREACHABLE, outboundFailure } from '../domain/outbound.js'
 
 /** Largest answer read from a provider's API: its pull-request objects are a few KB. */
 const MAX_ANSWER_BYTES = 1024 * 1024
@@ -52,18 +53,34 @@ export async function openPullRequest(input: PullRequestInput): Promise<PullRequ
   return { number: Number(answer.iid), url: String(answer.web_url), branch: input.branch, base: input.base, title: input.title }
 }
 
+/**
+ * POSTs to the provider's API. What it answered on a failure (a missing scope, an existing pull
+ * request) is the OutboundFailure's `reason`, for the operator's log: the key holder, who may have
+ * pointed `api_url` anywhere, learns only that the pull request could not be opened.
+ */
 async function post(
   url: string, headers: Record<string, string>, body: unknown, { signal, fetch: fetcher = fetch }: Pick<PullRequestInput, 'signal' | 'fetch'>, provider: string,
 ): Promise<Record<string, unknown>> {
-  const response = await fetcher(url, {
-    method: 'POST', signal,
-    headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'api-registry' },
-    body: JSON.stringify(body),
-  })
-  const text = await readText(response, MAX_ANSWER_BYTES)
-  if (!response.ok) {
-    // The provider's message helps (a missing scope, an existing pull request); the token is never in it.
-    throw new Error(`${provider} answered ${response.status} to POST ${new URL(url).pathname}: ${text.slice(0, 500)}`)
+  const opening = `could not open the pull request through ${new URL(url).origin}`
+  let status: number
+  let text: string
+  try {
+    const response = await fetcher(url, {
+      method: 'POST', signal,
+      headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'api-registry' },
+      body: JSON.stringify(body),
+    })
+    status = response.status
+    text = await readText(response, MAX_ANSWER_BYTES)
+  } catch (error) {
+    if ((error as Error).name === 'AbortError') throw error
+    throw outboundFailure(opening, error)
   }
-  return JSON.parse(text) as Record<string, unknown>
+  const failure = (reason: string) => new OutboundFailure(`${opening}: ${UNREACHABLE}`, `${provider} answered ${status} to POST ${new URL(url).pathname}: ${reason}`)
+  if (status < 200 || status > 299) throw failure(text)
+  try {
+    return JSON.parse(text) as Record<string, unknown>
+  } catch {
+    throw failure(`not JSON: ${text}`)
+  }
 }

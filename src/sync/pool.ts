@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Piscina } from 'piscina'
 import { RegistryError } from '../errors.js'
-import type { SnapshotDocument, SnapshotFailure, SnapshotTask } from './snapshot.js'
+import { UNREACHABLE } from '../domain/outbound.js'
+import { FETCH_STEP, type SnapshotDocument, type SnapshotFailure, type SnapshotTask } from './snapshot.js'
 
 export interface SnapshotRequest {
   provider: 'github' | 'gitlab'
@@ -38,9 +39,12 @@ export const DEFAULT_SYNC_LIMITS: SyncLimits = {
   maxFiles: 1000,
 }
 
-/** A fetch that failed once the commit was known: the last sync shows which commit it was. */
+/**
+ * A fetch that failed: once the commit was known, the last sync shows which commit it was; `reason`
+ * (for the operator's log only) says why a repository could not be fetched.
+ */
 export class SnapshotError extends RegistryError {
-  constructor(readonly commit: string | null, failure: SnapshotFailure['error']) {
+  constructor(readonly commit: string | null, failure: SnapshotFailure['error'], readonly reason?: string) {
     super(failure.code, failure.detail, failure.errors)
   }
 }
@@ -93,7 +97,7 @@ export class SnapshotWorkers implements SnapshotFetcher {
       } catch (error) {
         throw this.#failure(error, controller.signal.aborted)
       }
-      if ('error' in result) throw new SnapshotError(result.commit, result.error)
+      if ('error' in result) throw new SnapshotError(result.commit, result.error, result.reason)
       return result
     } finally {
       clearTimeout(timer)
@@ -101,13 +105,15 @@ export class SnapshotWorkers implements SnapshotFetcher {
     }
   }
 
+  /** A worker ended past the deadline or over its memory limit: unreachable, as far as the key holder knows. */
   #failure(error: unknown, timedOut: boolean): RegistryError {
     const e = error as { code?: unknown }
-    const problem = timedOut
-      ? new RegistryError('repository_unavailable', `fetching the repository took longer than ${this.limits.timeoutMs} ms`)
-      : e?.code === 'ERR_WORKER_OUT_OF_MEMORY'
-        ? new RegistryError('repository_unavailable', 'fetching the repository needed more memory than a sync may use')
-        : new RegistryError('internal', 'fetching the repository failed unexpectedly')
+    const reason = timedOut
+      ? `fetching the repository took longer than ${this.limits.timeoutMs} ms`
+      : e?.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'fetching the repository needed more memory than a sync may use' : undefined
+    const problem = reason
+      ? new SnapshotError(null, { code: 'repository_unavailable', detail: `${FETCH_STEP}: ${UNREACHABLE}` }, reason)
+      : new RegistryError('internal', 'fetching the repository failed unexpectedly')
     Object.defineProperty(problem, 'cause', { value: error, enumerable: false, configurable: true, writable: true })
     return problem
   }

@@ -11,6 +11,7 @@ import { RegistryError } from '../errors.js'
 import { bundleDocument, SnapshotFileError } from '../documents/bundle.js'
 import type { DocumentFormat } from '../documents/types.js'
 import { DownloadTooLarge, gitHttp, type Fetch } from '../store/git-http.js'
+import { outboundFailure } from '../domain/outbound.js'
 
 export interface SnapshotTask {
   provider: 'github' | 'gitlab'
@@ -29,7 +30,7 @@ export interface SnapshotTask {
   maxDocumentBytes: number
   /** Files the document may refer to. */
   maxFiles: number
-  /** REGISTRY_OUTBOUND_HOSTS (normalized; empty: any host): the worker checks each request against it. */
+  /** REGISTRY_OUTBOUND_HOSTS (normalized; empty: the default policy): the worker checks each request against it. */
   outboundHosts?: string[]
 }
 
@@ -44,6 +45,8 @@ export interface SnapshotDocument {
 export interface SnapshotFailure {
   commit: string | null
   error: { code: RegistryError['code']; detail: string; errors?: RegistryError['errors'] }
+  /** Why the repository could not be fetched, for the operator's log only (never with a credential). */
+  reason?: string
 }
 
 /** Symlinks followed while resolving one path, at most. */
@@ -52,30 +55,36 @@ const MAX_LINK_HOPS = 8
 /** The user name providers expect with a token over HTTP basic auth. */
 const TOKEN_USER = { github: 'x-access-token', gitlab: 'oauth2' } as const
 
-function unavailable(detail: string): RegistryError {
-  return new RegistryError('repository_unavailable', detail)
+/** What a key holder is told of a fetch that failed before the commit was known (and the outbound policy's words). */
+export const FETCH_STEP = 'the repository could not be fetched'
+
+/**
+ * What a fetch threw, before the commit was known: the key holder learns that the repository could
+ * not be fetched, refused by the outbound policy or unreachable, and nothing more (a status, a closed
+ * port or "not a git repository" would make syncs a port scanner of the server's network). `reason`
+ * says what happened, for the operator's log, never with a credential.
+ */
+export function fetchFailure(error: unknown, task: Pick<SnapshotTask, 'branch' | 'timeoutMs'>, secrets: string[] = []): { problem: RegistryError; reason: string } {
+  const failure = outboundFailure(FETCH_STEP, error)
+  let reason = fetchReason(error, task) ?? failure.reason
+  // Messages of lower layers may quote a header; a credential never reaches the log.
+  for (const secret of secrets) if (secret) reason = reason.split(secret).join('[redacted]')
+  return { problem: new RegistryError('repository_unavailable', failure.message), reason }
 }
 
-/** Turns what a fetch threw into a problem that says what went wrong, never with a credential. */
-export function fetchProblem(error: unknown, task: Pick<SnapshotTask, 'branch' | 'timeoutMs'>, secrets: string[] = []): RegistryError {
-  if (error instanceof RegistryError) return error
-  if (error instanceof DownloadTooLarge) return unavailable(error.message)
-  const e = error as { code?: string; name?: string; message?: string; data?: { statusCode?: number }; cause?: { code?: string; message?: string } }
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return unavailable(`fetching the repository took longer than ${task.timeoutMs} ms`)
+function fetchReason(error: unknown, task: Pick<SnapshotTask, 'branch' | 'timeoutMs'>): string | undefined {
+  if (error instanceof DownloadTooLarge) return error.message
+  const e = error as { code?: string; name?: string; data?: { statusCode?: number } }
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `fetching the repository took longer than ${task.timeoutMs} ms`
   if (e?.code === 'HttpError') {
     const status = e.data?.statusCode ?? 0
-    if (status === 401 || status === 403) return unavailable(`the repository refused access (HTTP ${status}): check the connection's token`)
-    if (status === 404) return unavailable('the repository was not found (HTTP 404): check its url, and the token for a private repository')
-    return unavailable(`the repository answered HTTP ${status}`)
+    if (status === 401 || status === 403) return `the repository refused access (HTTP ${status}): check the connection's token`
+    if (status === 404) return 'the repository was not found (HTTP 404): check its url, and the token for a private repository'
+    return `the repository answered HTTP ${status}`
   }
-  if (e?.code === 'NotFoundError') return unavailable(`branch '${task.branch}' was not found in the repository`)
-  if (e?.code === 'SmartHttpError' || e?.code === 'EmptyServerResponseError') {
-    return unavailable('the url does not answer as a git repository over HTTP')
-  }
-  let cause = String(e?.cause?.code ?? e?.cause?.message ?? e?.message ?? 'unknown error')
-  // Messages of lower layers may quote a header; a credential never reaches the problem.
-  for (const secret of secrets) if (secret) cause = cause.split(secret).join('[redacted]')
-  return unavailable(`the repository could not be fetched: ${cause}`)
+  if (e?.code === 'NotFoundError') return `branch '${task.branch}' was not found in the repository`
+  if (e?.code === 'SmartHttpError' || e?.code === 'EmptyServerResponseError') return 'the url does not answer as a git repository over HTTP'
+  return undefined
 }
 
 /** Reads files of one commit from the object store, resolving symlinks inside the snapshot only. */
@@ -166,7 +175,8 @@ export async function readSnapshotDocument(task: SnapshotTask, fetcher?: Fetch):
     })
     commit = await git.resolveRef({ fs, dir: task.dir, ref: `refs/remotes/origin/${task.branch}` })
   } catch (error) {
-    return failure(null, fetchProblem(error, task, [task.token ?? '', basic ?? '']))
+    const { problem, reason } = fetchFailure(error, task, [task.token ?? '', basic ?? ''])
+    return { ...failure(null, problem), reason }
   }
   try {
     const { commit: object } = await git.readCommit({ fs, dir: task.dir, oid: commit, cache })

@@ -1,14 +1,24 @@
 /**
- * The outbound host policy (REGISTRY_OUTBOUND_HOSTS): its matching rules, the entries it refuses at
- * start-up, and `outboundFetch`, which checks every request and follows redirects itself (loopback
- * servers answering 30x, `127.0.0.1` vs `localhost` as the two host names).
+ * The outbound policy (REGISTRY_OUTBOUND_HOSTS): its matching rules, the default (any public host, no
+ * internal one), the entries it refuses at start-up, and `OutboundConnections`, which checks every
+ * request, follows redirects itself and checks the address it connects to (loopback servers answering
+ * 30x, `127.0.0.1` vs `localhost` as the two host names, and lookups that answer what a test needs).
  */
+import type { LookupFunction } from 'node:net'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
-import { MAX_REDIRECTS, OutboundPolicy, OutboundRefused, outboundFetch, parseOutboundHosts } from '../../src/domain/outbound.js'
+import { MAX_REDIRECTS, OutboundPolicy, OutboundRefused, parseOutboundHosts } from '../../src/domain/outbound.js'
+import { OutboundConnections, type OutboundOptions } from '../../src/domain/outbound-fetch.js'
 import { RegistryError } from '../../src/errors.js'
+
+/** A fetch under the policy, its connections closed when the test ends. */
+function outboundFetch(policy: OutboundPolicy, options?: OutboundOptions) {
+  const connections = new OutboundConnections(policy, options)
+  t.teardown(() => connections.close())
+  return connections.fetch
+}
 
 t.test('exact hosts, *.subdomains, case, ports and IP literals', async (t) => {
   const policy = OutboundPolicy.of(parseOutboundHosts(' GitHub.com, *.Example.COM ,10.0.0.7,::1,, git.internal. '))
@@ -37,14 +47,61 @@ t.test('hosts are compared as URL parsing normalizes them', async (t) => {
   t.ok(idn.allows('https://bücher.de/x'))
 })
 
-t.test('unset or empty allows any host', async (t) => {
+t.test('unset or empty allows any public host and no internal one', async (t) => {
   for (const value of [undefined, '', ' , ']) {
     const policy = OutboundPolicy.of(parseOutboundHosts(value))
-    t.equal(policy, OutboundPolicy.ANY)
+    t.equal(policy, OutboundPolicy.DEFAULT)
     t.notOk(policy.restricted)
-    t.ok(policy.allows('http://169.254.169.254/'))
+    t.ok(policy.allows('https://github.com/acme/x.git'))
+    t.ok(policy.allows('http://140.82.112.3/x.git'), 'a public address')
+    t.ok(policy.allows('http://[2606:4700::1111]/x'), 'a public IPv6 address')
+    t.notOk(policy.allows('http://169.254.169.254/'))
   }
   t.same(loadConfig({}).outboundHosts, [], 'the default configuration')
+})
+
+t.test('internal addresses and names, in every spelling, are refused by default and say why', async (t) => {
+  const policy = OutboundPolicy.DEFAULT
+  const cases: [string, RegExp][] = [
+    ['http://127.0.0.1/', /a loopback address/], ['http://127.255.0.9/', /loopback/], ['http://2130706433/', /loopback/],
+    ['http://[::1]/', /loopback/], ['http://[::ffff:127.0.0.1]/', /loopback/], ['http://[::ffff:7f00:1]/', /loopback/],
+    ['http://[::127.0.0.1]/', /IPv4-compatible/], ['http://[64:ff9b::7f00:1]/', /loopback \(as IPv6\)/], ['http://[2002:7f00:1::]/', /loopback \(as IPv6\)/],
+    ['http://0.0.0.0/', /unspecified/], ['http://[::]/', /unspecified/],
+    ['http://169.254.169.254/', /link-local/], ['http://[fe80::1]/', /link-local/], ['http://[::ffff:a9fe:a9fe]/', /link-local/],
+    ['http://10.0.0.1/', /private/], ['http://172.31.255.255/', /private/], ['http://192.168.0.1/', /private/],
+    ['http://100.100.100.200/', /carrier-grade NAT/], ['http://[fd00:ec2::254]/', /unique-local/], ['http://[fc00::1]/', /unique-local/],
+    ['http://192.0.0.192/', /reserved/], ['http://224.0.0.1/', /multicast/], ['http://255.255.255.255/', /reserved/],
+    ['http://localhost/', /an internal name/], ['http://LOCALHOST./', /an internal name/], ['http://api.localhost/', /internal name/],
+    ['http://metadata.google.internal/', /internal name/], ['http://metadata/', /internal name/], ['http://instance-data/', /internal name/],
+    ['http://metadata.goog/', /internal name/], ['http://printer.local/', /internal name/], ['http://nas.home.arpa/', /internal name/],
+  ]
+  for (const [url, why] of cases) t.match(policy.refusal(url), why, url)
+  for (const address of ['140.82.112.3', '2606:4700::1111', '::ffff:8.8.8.8']) t.ok(policy.allowsAddress(address), address)
+  for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.9.8.7', 'fd00:ec2::254', 'fe80::1%eth0', 'not an address']) {
+    t.notOk(policy.allowsAddress(address), address)
+  }
+})
+
+t.test('entries: * for any public host, address and range entries opt in to internal addresses, names do not', async (t) => {
+  const policy = OutboundPolicy.of(parseOutboundHosts('*, 10.0.0.0/8, [fd00::]/16, ::ffff:192.168.1.1, git.corp.example'))
+  t.same(policy.hosts, ['*', '10.0.0.0/8', 'fd00::/16', '192.168.1.1', 'git.corp.example'], 'normalized entries')
+  t.notOk(policy.restricted, '* keeps every public host')
+  t.ok(policy.allows('https://github.com/x.git'))
+  t.ok(policy.allows('http://10.20.30.40/x.git'), 'in a listed range')
+  t.ok(policy.allows('http://[fd00:1::1]/x.git'))
+  t.ok(policy.allows('http://192.168.1.1/x.git'), 'a listed address, written IPv4-mapped in the entry')
+  t.ok(policy.allows('http://[::ffff:10.1.1.1]/x.git'), 'an IPv4-mapped spelling of a listed range')
+  t.notOk(policy.allows('http://192.168.1.2/x.git'))
+  t.notOk(policy.allows('http://127.0.0.1/x.git'))
+  t.ok(policy.allowsAddress('10.1.2.3'), 'what a listed name resolves to, inside a listed range')
+  t.notOk(policy.allowsAddress('172.16.0.1'), 'a name entry does not allow the internal addresses it resolves to')
+  const restricted = OutboundPolicy.of(parseOutboundHosts('github.com,10.0.0.0/8'))
+  t.ok(restricted.restricted)
+  t.notOk(restricted.allows('https://gitlab.com/x.git'), 'without *, only what is listed')
+  t.notOk(restricted.allows('http://140.82.112.3/x.git'), 'a public address that is not listed')
+  t.ok(restricted.allows('http://10.1.1.1/x.git'))
+  t.throws(() => parseOutboundHosts('10.0.0.0/33'), { message: /not a host name, IP address or CIDR range/ })
+  t.throws(() => parseOutboundHosts('example.com/8'), { message: /not a host name, IP address or CIDR range/ })
 })
 
 t.test('invalid entries fail start-up with a clear error', async (t) => {
@@ -53,7 +110,8 @@ t.test('invalid entries fail start-up with a clear error', async (t) => {
     ['github.com:443', /has a port/],
     ['[::1]:8080', /has a port/],
     ['git*.example.com', /'\*' that is not the first label/],
-    ['*', /'\*' that is not the first label/],
+    ['*.*.example.com', /'\*' that is not the first label/],
+    ['**', /'\*' that is not the first label/],
     ['*.10.0.0.1', /IP address|not a host name/],
     ['github.com/acme', /not a host name/],
     ['user@github.com', /not a host name/],
@@ -111,7 +169,7 @@ t.test('a redirect to a host not allowed is not followed', async (t) => {
   const redirector = await loopback((request, response) => response.writeHead(302, { location: `http://localhost:${target.port}${request.url}` }).end())
   t.teardown(async () => { await redirector.close(); await target.close() })
   const fetcher = outboundFetch(OutboundPolicy.of(['127.0.0.1']))
-  await t.rejects(fetcher(`${redirector.url}/repo.git/info/refs`), { name: 'OutboundRefused', message: /redirected to 'localhost', which is not in REGISTRY_OUTBOUND_HOSTS/ })
+  await t.rejects(fetcher(`${redirector.url}/repo.git/info/refs`), { name: 'OutboundRefused', message: /redirected to http:\/\/localhost:\d+: the host 'localhost' is not in this server's REGISTRY_OUTBOUND_HOSTS/ })
   t.equal(redirector.seen.length, 1)
   t.equal(target.seen.length, 0, 'the other host was never contacted')
   await t.rejects(fetcher(`http://localhost:${target.port}/x`), OutboundRefused, 'nor directly')
@@ -149,12 +207,50 @@ t.test('at most five redirects', async (t) => {
     response.writeHead(302, { location: `/?n=${n + 1}` }).end()
   })
   t.teardown(() => loop.close())
-  await t.rejects(outboundFetch(OutboundPolicy.ANY)(`${loop.url}/?n=0`), { name: 'OutboundRefused', message: /more than 5 redirects/ })
+  await t.rejects(outboundFetch(OutboundPolicy.of(['127.0.0.1']))(`${loop.url}/?n=0`), { name: 'OutboundRefused', message: /more than 5 redirects/ })
   t.equal(loop.seen.length, MAX_REDIRECTS + 1, 'the first request and five redirects')
 })
 
 t.test('a redirect to another scheme is refused', async (t) => {
   const server = await loopback((_, response) => response.writeHead(301, { location: 'file:///etc/passwd' }).end())
   t.teardown(() => server.close())
-  await t.rejects(outboundFetch(OutboundPolicy.ANY)(server.url), { name: 'OutboundRefused', message: /file: URL/ })
+  await t.rejects(outboundFetch(OutboundPolicy.of(['127.0.0.1']))(server.url), { name: 'OutboundRefused', message: /file: URL/ })
+})
+
+/** A lookup that answers `addresses` for any name, as a DNS server under someone else's control might. */
+function resolvingTo(...addresses: string[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    const answer = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
+    if (options.all) callback(null, answer)
+    else callback(null, answer[0].address, answer[0].family)
+  }
+}
+
+t.test('a name is checked on the addresses it resolves to, when connecting (DNS rebinding)', async (t) => {
+  const server = await loopback((_, response) => response.end('internal'))
+  t.teardown(() => server.close())
+  const url = `http://git.example.test:${server.port}/x.git`
+  t.ok(OutboundPolicy.DEFAULT.allows(url), 'the name itself is allowed')
+
+  await t.rejects(outboundFetch(OutboundPolicy.DEFAULT, { lookup: resolvingTo('127.0.0.1') })(url),
+    { name: 'OutboundRefused', message: /'git\.example\.test' resolved to 127\.0\.0\.1, which the outbound policy refuses/ })
+  await t.rejects(outboundFetch(OutboundPolicy.DEFAULT, { lookup: resolvingTo('::ffff:127.0.0.1') })(url), OutboundRefused, 'an IPv4-mapped answer')
+  t.equal(server.seen.length, 0, 'never connected')
+
+  // An answer with a public and an internal address: only the public one may be connected to (it
+  // answers nothing here, a documentation address), never the internal one.
+  const mixed = outboundFetch(OutboundPolicy.of(['*', '198.51.100.0/24']), { lookup: resolvingTo('127.0.0.1', '198.51.100.7') })
+  await t.rejects(mixed(url, { signal: AbortSignal.timeout(1500) }))
+  t.equal(server.seen.length, 0, 'the internal address was dropped from the answer')
+
+  const optedIn = outboundFetch(OutboundPolicy.of(['*', '127.0.0.1']), { lookup: resolvingTo('127.0.0.1') })
+  t.equal(await (await optedIn(url)).text(), 'internal', 'an address entry opts in')
+  t.equal(server.seen.length, 1)
+})
+
+t.test('an internal IP literal is refused before connecting', async (t) => {
+  const server = await loopback((_, response) => response.end('x'))
+  t.teardown(() => server.close())
+  await t.rejects(outboundFetch(OutboundPolicy.DEFAULT)(server.url), { name: 'OutboundRefused', message: /loopback address/ })
+  t.equal(server.seen.length, 0)
 })

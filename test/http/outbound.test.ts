@@ -86,7 +86,7 @@ t.test('repository sync: refused when connected, and at sync time once the polic
   const seen = gitServer.requests.length
   const failed = await s.call({ method: 'POST', url: `/v1/apis/${api}/sync` })
   t.equal(failed.statusCode, 502)
-  t.match(json(failed), { code: 'repository_unavailable', detail: /127\.0\.0\.1.*not in REGISTRY_OUTBOUND_HOSTS/ })
+  t.match(json(failed), { code: 'repository_unavailable', detail: /^the repository could not be fetched: refused by the outbound policy \(url: the host '127\.0\.0\.1' is not in this server's REGISTRY_OUTBOUND_HOSTS\)$/ })
   t.equal(gitServer.requests.length, seen, 'the git server was not contacted')
   const last = json(await s.call({ method: 'GET', url: `/v1/apis/${api}/repository` })).data.last_sync
   t.match(last, { status: 'failed', error: { code: 'repository_unavailable', detail: NOT_ALLOWED } })
@@ -110,8 +110,10 @@ t.test('repository sync: a redirect to a host not allowed is not followed; an al
   const seen = gitServer.requests.length
   const refused = await s.call({ method: 'POST', url: `/v1/apis/${apiAway}/sync` })
   t.equal(refused.statusCode, 502)
-  t.match(json(refused), { code: 'repository_unavailable', detail: /redirected to 'localhost', which is not in REGISTRY_OUTBOUND_HOSTS/ })
+  t.match(json(refused), { code: 'repository_unavailable', detail: 'the repository could not be fetched: refused by the outbound policy' })
   t.equal(gitServer.requests.length, seen, 'the redirect was not followed')
+  t.match(s.serverLog.at(-1), { api_id: apiAway, reason: /redirected to http:\/\/localhost:\d+: the host 'localhost' is not in this server's REGISTRY_OUTBOUND_HOSTS/ },
+    "where it was redirected is in the operator's log only")
 
   const apiAlong = await connected(`${along.url}/specs.git`)
   const followed = await s.call({ method: 'POST', url: `/v1/apis/${apiAlong}/sync` })
@@ -152,7 +154,7 @@ t.test('SDK output repositories: url and api_url refused when set; a stored one 
   const [redirected] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
   const refusedBuild = await waitForBuild(s, redirected.id)
   t.equal(refusedBuild.status, 'failed')
-  t.match(refusedBuild.error, /redirected to 'localhost', which is not in REGISTRY_OUTBOUND_HOSTS/)
+  t.equal(refusedBuild.error, `could not deliver to ${away.url}/pets-php.git: refused by the outbound policy`)
 
   const allowed = await put({ provider: 'git', url: `${gitServer.url}/pets-php.git` })
   t.equal(allowed.statusCode, 200, allowed.body)
@@ -195,7 +197,7 @@ t.test('push mirror: refused when set, and last_error once the policy no longer 
   await s.upload(api.id, petstore('2.0.0'))
   await s.settle()
   const status = json(await s.call({ method: 'GET', url: '/v1/mirror' })).data
-  t.match(status, { url, last_pushed_commit: pushed.head, last_error: /127\.0\.0\.1.*not in REGISTRY_OUTBOUND_HOSTS/ })
+  t.match(status, { url, last_pushed_commit: pushed.head, last_error: /^refused by the outbound policy \(url: the host '127\.0\.0\.1' is not in this server's REGISTRY_OUTBOUND_HOSTS\)$/ })
   t.not(status.head, pushed.head)
   t.equal((await mirrorGit(['--git-dir', bare, 'rev-parse', 'main'])).trim(), pushed.head, 'the remote did not move')
 })
@@ -210,6 +212,6 @@ t.test('push mirror: a redirect to a host not allowed is not followed', async (t
   const seen = gitServer.requests.length
   t.equal((await s.call({ method: 'PUT', url: '/v1/mirror', payload: { url: `${away.url}/acme-mirror.git` } })).statusCode, 200)
   await s.settle()
-  t.match(json(await s.call({ method: 'GET', url: '/v1/mirror' })).data, { last_pushed_commit: null, last_error: /redirected to 'localhost', which is not in REGISTRY_OUTBOUND_HOSTS/ })
+  t.match(json(await s.call({ method: 'GET', url: '/v1/mirror' })).data, { last_pushed_commit: null, last_error: `could not push to ${away.url}/acme-mirror.git: refused by the outbound policy` })
   t.equal(gitServer.requests.length, seen, 'the git server was not contacted')
 })

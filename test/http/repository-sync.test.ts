@@ -20,6 +20,9 @@ t.before(async () => {
   ({ server, s, repository: newRepository } = await startGitFixture(t))
 })
 
+/** All a key holder is told of a repository that could not be fetched (the server's log has the reason). */
+const UNREACHABLE = "the repository could not be fetched: unreachable (the server's log says why)"
+
 let names = 0
 async function repository(files: Record<string, string | { symlink: string }>): Promise<TestRepository> {
   const repo = await newRepository(`repo-${++names}`)
@@ -253,8 +256,9 @@ t.test('fetch failures are 502 repository_unavailable and are kept as the last s
   let res = await sync(api)
   t.equal(res.statusCode, 502)
   t.equal(json(res).code, 'repository_unavailable')
-  t.match(json(res).detail, /branch 'no-such-branch'/)
-  t.match((await connection(api)).last_sync, { status: 'failed', commit: null, error: { code: 'repository_unavailable' } })
+  t.equal(json(res).detail, UNREACHABLE, 'a key holder learns nothing of the remote')
+  t.match(s.serverLog.at(-1), { api_id: api, reason: /branch 'no-such-branch'/ }, "the operator's log says why")
+  t.match((await connection(api)).last_sync, { status: 'failed', commit: null, error: { code: 'repository_unavailable', detail: UNREACHABLE } })
 
   await connect(api, { url: `${server.url}/nothing-here.git`, path: 'openapi.yaml' })
   res = await sync(api)
@@ -268,7 +272,8 @@ t.test('fetch failures are 502 repository_unavailable and are kept as the last s
   await connect(api, { url: `http://127.0.0.1:${port}/closed.git`, path: 'openapi.yaml' })
   res = await sync(api)
   t.equal(res.statusCode, 502, 'nothing listens there')
-  t.match(json(res).detail, /could not be fetched: ECONNREFUSED/)
+  t.equal(json(res).detail, UNREACHABLE)
+  t.match(s.serverLog.at(-1), { api_id: api, reason: /ECONNREFUSED/ })
 })
 
 t.test('a token-protected repository syncs with the token, and not without it', async (t) => {
@@ -284,7 +289,8 @@ t.test('a token-protected repository syncs with the token, and not without it', 
   await connect(api, { url: repo.url, path: 'openapi.yaml' })
   const refused = await sync(api)
   t.equal(refused.statusCode, 502)
-  t.match(json(refused).detail, /refused access \(HTTP 401\)/)
+  t.equal(json(refused).detail, UNREACHABLE)
+  t.match(s.serverLog.at(-1), { api_id: api, reason: /refused access \(HTTP 401\)/ })
   await connect(api, { url: repo.url, path: 'openapi.yaml', token: 'wrong' })
   t.equal((await sync(api)).statusCode, 502, 'a wrong token')
   await connect(api, { url: repo.url, path: 'openapi.yaml', token: 'repo-token' })

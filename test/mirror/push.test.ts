@@ -1,13 +1,13 @@
 import { rmSync } from 'node:fs'
 import t from 'tap'
-import { json, petstore, tempDir } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, json, petstore, tempDir } from '../helpers.js'
 import { startGitHttpServer } from '../support/git-http-server.js'
 import { git, startMirrorServer } from './helpers.js'
 
 t.test('push mirror: set with a token, pushed, failures shown, the token never returned', async (t) => {
   const root = tempDir('mirror-remote-')
   const remoteServer = await startGitHttpServer(root, { auth: { password: 'remote-secret-token' } })
-  const s = await startMirrorServer()
+  const s = await startMirrorServer({ outboundHosts: OUTBOUND_LOOPBACK })
   t.teardown(async () => {
     await s.close()
     await remoteServer.close()
@@ -67,7 +67,7 @@ t.test('push mirror: set with a token, pushed, failures shown, the token never r
 t.test('a failed push is retried with backoff until the remote accepts it', async (t) => {
   const root = tempDir('mirror-remote-')
   const remoteServer = await startGitHttpServer(root)
-  const s = await startMirrorServer()
+  const s = await startMirrorServer({ outboundHosts: OUTBOUND_LOOPBACK })
   t.teardown(async () => {
     await s.close()
     await remoteServer.close()

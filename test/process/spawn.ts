@@ -3,6 +3,9 @@ import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
+/** The environment of a server that connects to the tests' git servers on loopback (see OUTBOUND_LOOPBACK in test/helpers.ts). */
+export const OUTBOUND_LOOPBACK_ENV = { REGISTRY_OUTBOUND_HOSTS: '*,127.0.0.1' }
+
 export interface RunningServer {
   child: ChildProcess
   url: string

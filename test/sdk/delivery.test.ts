@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { startGitHttpServer } from '../support/git-http-server.js'
-import { json, petstore, startTestServer, tempDir } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, tempDir } from '../helpers.js'
 import { createApi, createSdk, filesOf, git, seed, startProviderStandIn, waitForBuild } from './support.js'
 
 const run = promisify(execFile)
@@ -18,7 +18,7 @@ const TOKEN = 'git-token-123'
 t.test('git provider: the branch is pushed with the generated tree, then unchanged once merged', async (t) => {
   const root = tempDir('sdk-git-')
   const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
-  const s = await startTestServer()
+  const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
   t.teardown(async () => { await s.close(); await server.close(); rmSync(root, { recursive: true, force: true }) })
   server.createBare('acme/pets-php')
   const authed = `http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-php.git`
@@ -82,7 +82,7 @@ t.test('git provider: the branch is pushed with the generated tree, then unchang
 t.test('git provider: wrong token fails the build with a clear error; an empty repository gets a first commit', async (t) => {
   const root = tempDir('sdk-git-')
   const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
-  const s = await startTestServer()
+  const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
   t.teardown(async () => { await s.close(); await server.close(); rmSync(root, { recursive: true, force: true }) })
   server.createBare('empty')
   const api = await createApi(s)
@@ -92,8 +92,9 @@ t.test('git provider: wrong token fails the build with a clear error; an empty r
   const [bad] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
   const failed = await waitForBuild(s, bad.id)
   t.equal(failed.status, 'failed')
-  t.match(failed.error, /could not list the branches of http:\/\/127\.0\.0\.1:\d+\/empty\.git/)
+  t.match(failed.error, /^could not deliver to http:\/\/127\.0\.0\.1:\d+\/empty\.git: unreachable/)
   t.notMatch(failed.error, /wrong/)
+  t.match(s.serverLog, [{ message: 'SDK build: the delivery failed', reason: /refused the token \(HTTP 401 or 403\)/ }], "the operator's log says why")
   t.ok((await s.call({ method: 'GET', url: `/v1/builds/${bad.id}/artifact` })).statusCode === 200, 'the files were generated before delivery failed')
 
   await s.call({ method: 'PUT', url: repo, payload: { provider: 'git', url: `${server.url}/empty.git`, token: TOKEN } })
@@ -108,7 +109,7 @@ for (const provider of ['github', 'gitlab'] as const) {
     const root = tempDir('sdk-git-')
     const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
     const standIn = await startProviderStandIn(provider)
-    const s = await startTestServer()
+    const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
     t.teardown(async () => { await s.close(); await server.close(); await standIn.close(); rmSync(root, { recursive: true, force: true }) })
     server.createBare('acme/pets-ts', 'trunk')
     await seed(`http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-ts.git`, 'trunk')

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { startGitHttpServer } from '../support/git-http-server.js'
-import { json, startTestServer, tempDir } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, json, startTestServer, tempDir } from '../helpers.js'
 import { ROOT } from '../process/spawn.js'
 import { createApi, seed, skipWithoutPhp, waitForBuild } from './support.js'
 
@@ -24,7 +24,7 @@ t.test('the registry generates SDKs of itself, and both list its APIs on the liv
   const root = tempDir('sdk-git-')
   const work = tempDir('sdk-dogfood-')
   const server = await startGitHttpServer(root)
-  const s = await startTestServer()
+  const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
   t.teardown(async () => { await s.close(); await server.close(); rmSync(root, { recursive: true, force: true }); rmSync(work, { recursive: true, force: true }) })
   const base = await s.app.listen({ port: 0, host: '127.0.0.1' })
 

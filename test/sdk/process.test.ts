@@ -7,7 +7,7 @@ import { readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import t from 'tap'
 import { petstore } from '../helpers.js'
-import { startServer } from '../process/spawn.js'
+import { OUTBOUND_LOOPBACK_ENV, startServer } from '../process/spawn.js'
 import { buildFixture } from './support.js'
 
 const KEY = 'sk_sdkprocesstestkey0000000000000000000000'
@@ -34,7 +34,7 @@ t.test('kill -9 during a build: retried once after the restart, failed after the
   let requests = 0
   const { petsUrl, stuckUrl, storage, closeStuckConnections } = await buildFixture(t, () => { requests += 1 })
 
-  let server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY })
+  let server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY, ...OUTBOUND_LOOPBACK_ENV })
   t.teardown(() => server.stop('SIGKILL'))
   const apiId = (await api(server.url, 'POST', '/v1/apis', { name: 'Petstore' })).data.id
   await api(server.url, 'POST', `/v1/apis/${apiId}/spec`, { document: petstore() })
@@ -54,7 +54,7 @@ t.test('kill -9 during a build: retried once after the restart, failed after the
     killed.push(server.child.pid!)
     await server.stop('SIGKILL')
     closeStuckConnections()
-    server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY })
+    server = await startServer(storage, { REGISTRY_BOOTSTRAP_KEY: KEY, ...OUTBOUND_LOOPBACK_ENV })
   }
   await until('the build to fail', async () => (await status(build.id)).status === 'failed')
   t.match(await status(build.id), { status: 'failed', attempts: 2, error: /stopped while this build was running, 2 times; it is not retried again/ })

@@ -7,11 +7,11 @@ import t from 'tap'
 import { Registry } from '../../src/domain/registry.js'
 import type { Actor } from '../../src/domain/organizations.js'
 import { SdkStore } from '../../src/store/sdk-store.js'
-import { json, petstore, startTestServer } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, json, petstore, startTestServer } from '../helpers.js'
 import { buildFixture, waitForBuild } from './support.js'
 
 const openRegistry = (storage: string) =>
-  Registry.open({ storage, workers: 1, lintTimeoutMs: 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024 })
+  Registry.open({ storage, workers: 1, lintTimeoutMs: 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024, outboundHosts: OUTBOUND_LOOPBACK })
 
 /** A registry (no HTTP app, so no build runner) with an SDK whose php target pushes to `repoUrl`. */
 async function prepare(storage: string, repoUrl: string) {
@@ -27,7 +27,7 @@ async function prepare(storage: string, repoUrl: string) {
 
 /** Restarts on the same storage with the HTTP app (which starts the runner) and a key for `acme`. */
 async function restart(storage: string) {
-  const s = await startTestServer({ storage })
+  const s = await startTestServer({ storage, outboundHosts: OUTBOUND_LOOPBACK })
   const { secret } = await s.registry.organizations.createKey('acme')
   const call = (options: Parameters<typeof s.call>[0]) => s.call({ ...options, key: secret })
   return { s: { ...s, call }, close: () => s.close() }

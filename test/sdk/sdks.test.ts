@@ -1,5 +1,5 @@
 import t from 'tap'
-import { json, startTestServer } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, json, startTestServer } from '../helpers.js'
 import { createApi, createSdk } from './support.js'
 
 t.test('SDKs: create, read, list newest first, update, delete', async (t) => {
@@ -146,7 +146,7 @@ t.test('the service description documents the SDK and build routes', async (t) =
 })
 
 t.test('queueing needs an uploaded version; deleting an SDK deletes its builds', async (t) => {
-  const s = await startTestServer()
+  const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
   t.teardown(() => s.close())
   const empty = json(await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'Empty' } })).data.id
   const sdk = await createSdk(s, [empty], ['php'])

@@ -1,10 +1,11 @@
 /**
- * A registry and a real git server on loopback for one test file (repository sync, webhooks): both
+ * A registry and a real git server on loopback for one test file (repository sync, webhooks), the
+ * registry opted in to loopback (OUTBOUND_LOOPBACK), which the outbound policy refuses by default: both
  * closed, and every repository made through `repository` removed, when the file's tests end.
  */
 import { rmSync } from 'node:fs'
 import type { Test } from 'tap'
-import { startTestServer, tempDir, type TestServer } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, startTestServer, tempDir, type TestServer } from '../helpers.js'
 import { startGitHttpServer, type GitHttpServer } from './git-http-server.js'
 import { createRepository, type TestRepository } from './git-repos.js'
 
@@ -18,7 +19,7 @@ export interface GitFixture {
 export async function startGitFixture(t: Test): Promise<GitFixture> {
   const gitRoot = tempDir('registry-git-')
   const server = await startGitHttpServer(gitRoot)
-  const s = await startTestServer()
+  const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
   const repos: TestRepository[] = []
   t.teardown(async () => {
     await s.close()
