@@ -9,7 +9,7 @@
  * so a cancel (or an SDK deletion) that lands meanwhile is never overwritten.
  */
 import type { RegistryIndex } from '../store/interfaces.js'
-import type { BuildRecord } from '../store/sdk-records.js'
+import type { BuildRecord, OutputRepositoryRecord } from '../store/sdk-records.js'
 import type { SdkStore } from '../store/sdk-store.js'
 import { deliver } from '../sdk/delivery.js'
 import { generate } from '../sdk/generate.js'
@@ -19,6 +19,7 @@ import { removeStaleWorkDirs } from '../sdk/workdirs.js'
 import { now } from './ids.js'
 import { OutboundFailure, OutboundPolicy, REFUSED } from './outbound.js'
 import { withOutboundFetch } from './outbound-fetch.js'
+import { Secrets } from './redaction.js'
 import { checkOutboundHosts, type Sdks } from './sdks.js'
 import { STDERR_LOG, type ServerLog } from './server-log.js'
 import type { Versions } from './versions.js'
@@ -47,10 +48,12 @@ class Canceled extends Error {
 /** A build's log: timestamped lines, cut at LOG_LIMIT. */
 class BuildLog {
   private text: string
+  /** The output repository's secrets: no line of the log holds one, whatever a remote echoed. */
+  secrets = Secrets.NONE
   constructor(initial = '') { this.text = initial }
   add(line: string): void {
     if (this.text.length >= LOG_LIMIT) return
-    const next = this.text + `${now()} ${line}\n`
+    const next = this.text + `${now()} ${this.secrets.redact(line)}\n`
     this.text = next.length < LOG_LIMIT ? next : `${next.slice(0, LOG_LIMIT)}\n[log cut at ${LOG_LIMIT} bytes]\n`
   }
   toString(): string { return this.text }
@@ -155,6 +158,7 @@ export class BuildRunner {
     const log = new BuildLog(this.store.getLog(id))
     const build = await this.claim(id, log)
     if (!build) return
+    log.secrets = repositorySecrets(build.repository === null ? undefined : this.store.getRepository(build.sdk_id, build.target))
     const controller = new AbortController()
     this.#running = { id, controller }
     const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(this.#timeoutMs)])
@@ -175,6 +179,7 @@ export class BuildRunner {
       }
       const repository = this.store.getRepository(build.sdk_id, build.target)
       if (!repository) throw new Error(`the ${build.target} output repository was removed`)
+      log.secrets = log.secrets.with(repository.token, repository.url, repository.api_url)
       const branch = `registry/${build.sdk.slug}-${build.target}-${build.number}`
       const title = `${build.sdk.name}: ${build.target} SDK, build ${build.number}`
       // The delivery's own lines say how far it got with the remote (whether it speaks git): they are
@@ -189,7 +194,7 @@ export class BuildRunner {
         }))
       } catch (error) {
         if (error instanceof OutboundFailure) {
-          this.#log.warn({ build_id: build.id, sdk_id: build.sdk_id, target: build.target, url: repository.url, reason: error.reason, steps },
+          log.secrets.log(this.#log).warn({ build_id: build.id, sdk_id: build.sdk_id, target: build.target, url: repository.url, reason: error.reason, steps },
             'SDK build: the delivery failed')
         }
         throw error
@@ -206,7 +211,7 @@ export class BuildRunner {
         log.add('canceled')
         await this.store.transaction(() => { if (this.store.getBuild(id)) this.store.putLog(id, log.toString()) })
       } else {
-        const message = signal.aborted ? `the build ran longer than ${this.#timeoutMs} ms` : (error as Error).message
+        const message = log.secrets.redact(signal.aborted ? `the build ran longer than ${this.#timeoutMs} ms` : (error as Error).message)
         log.add(`failed: ${message}`)
         await this.whileRunning(build, () => this.finish(build, log, { status: 'failed', error: message }))
       }
@@ -243,8 +248,13 @@ export class BuildRunner {
   }
 }
 
+/** What an output repository holds that no text may show: its token, the credentials its URLs may hold. */
+function repositorySecrets(repository: OutputRepositoryRecord | undefined): Secrets {
+  return new Secrets([repository?.token, repository?.url, repository?.api_url])
+}
+
 /** A repository connected before the policy changed is refused before anything is fetched or pushed. */
-function refuseStored(outbound: OutboundPolicy, repository: Parameters<typeof checkOutboundHosts>[1]): void {
+function refuseStored(outbound: OutboundPolicy, repository: OutputRepositoryRecord): void {
   try {
     checkOutboundHosts(outbound, repository)
   } catch (error) {

@@ -12,6 +12,7 @@ import type { MirrorStore } from '../store/mirror-store.js'
 import type { MirrorLog } from './mirror-writer.js'
 import { OutboundFailure, OutboundPolicy, UNREACHABLE, outboundFailure } from './outbound.js'
 import { withOutboundFetch } from './outbound-fetch.js'
+import { Secrets } from './redaction.js'
 
 export interface PusherOptions {
   storage: string
@@ -133,15 +134,10 @@ export class MirrorPusher {
     } catch (error) {
       // The remote's answer (a status, a body) goes to the operator's log only; the token never does.
       const failure = outboundFailure(step, error)
-      this.options.log.warn({ organization_id: org, url: remote.url, reason: redact(failure.reason, remote.token) }, 'git mirror: push failed; retrying later')
-      await this.store.recordPush(org, remote, { error: failure.message, at: new Date().toISOString() }).catch(() => undefined)
+      const secrets = new Secrets([remote.token, remote.url])
+      secrets.log(this.options.log).warn({ organization_id: org, url: remote.url, reason: failure.reason }, 'git mirror: push failed; retrying later')
+      await this.store.recordPush(org, remote, { error: secrets.redact(failure.message), at: new Date().toISOString() }).catch(() => undefined)
       return false
     }
   }
-}
-
-/** Error texts may echo a URL or a header: the token never leaves in one. */
-function redact(text: string, token: string | null): string {
-  const clipped = text.slice(0, 2000)
-  return token ? clipped.split(token).join('[redacted]') : clipped
 }

@@ -16,6 +16,7 @@ import type {
 } from '../store/repository-store.js'
 import { newId, now } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
+import { Secrets } from './redaction.js'
 import { STDERR_LOG, type ServerLog } from './server-log.js'
 import type { Actor } from './organizations.js'
 import type { Resources } from './resources.js'
@@ -120,6 +121,11 @@ export function connectionView(connection: RepositoryConnectionRecord): Record<s
 
 function syncStatus(error: RegistryError): SyncStatus {
   return error.code === 'lint_blocked' ? 'blocked' : 'failed'
+}
+
+/** The secrets of a connection: its token, its webhook secret, the credentials its URL may hold. */
+function connectionSecrets(connection: RepositoryConnectionRecord): Secrets {
+  return new Secrets([connection.token, connection.webhook_secret, connection.url])
 }
 
 function keptError(error: RegistryError): NonNullable<LastSyncRecord['error']> {
@@ -277,11 +283,13 @@ export class RepositorySync {
       return outcome
     } catch (error) {
       commit ??= (error as { commit?: string | null }).commit ?? null
+      // What is kept, answered and logged passes through the connection's secrets: a remote may echo them.
+      const secrets = connectionSecrets(connection)
       const reason = (error as { reason?: string }).reason
-      if (reason) this.log.warn({ api_id: apiId, url: connection.url, trigger, reason }, 'repository sync: the repository could not be fetched')
-      const problem = error instanceof RegistryError ? error : new RegistryError('internal', 'the sync failed unexpectedly')
+      if (reason) secrets.log(this.log).warn({ api_id: apiId, url: connection.url, trigger, reason }, 'repository sync: the repository could not be fetched')
+      const problem = secrets.redactProblem(error instanceof RegistryError ? error : new RegistryError('internal', 'the sync failed unexpectedly'))
       await keep(syncStatus(problem), { error: keptError(problem) }).catch(() => undefined)
-      throw error
+      throw error instanceof RegistryError ? problem : error
     }
   }
 

@@ -162,7 +162,7 @@ t.test('a redirect to an internal address is not followed', async (t) => {
     const seen = gitServer.requests.length
     const synced = await s.call({ method: 'POST', url: `/v1/apis/${api}/sync` })
     t.equal(synced.statusCode, 502, target)
-    t.equal(json(synced).detail, `the repository could not be fetched: ${REFUSED}`, target)
+    t.equal(json(synced).detail, `the repository could not be fetched: ${REFUSED}`, `${target} (logged: ${String(s.serverLog.at(-1)?.reason)})`)
     t.equal(gitServer.requests.length, seen, `${target}: not followed`)
   }
 })
