@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   /** A URL given to be stored holds a control character (CR, LF, tab, NUL…); `errors[0].path` names the field. */
   invalid_url: 422,
   lint_blocked: 422,
+  /** The compatibility gate (issue 20): the new version has changes that break the resource's policy. */
+  incompatible: 422,
   no_output_repository: 422,
   rate_limited: 429,
   headers_too_large: 431,

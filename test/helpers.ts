@@ -109,6 +109,35 @@ export function petstore(version = '1.0.0', extra: Record<string, unknown> = {})
 
 export const json = (response: LightMyRequestResponse): any => JSON.parse(response.body)
 
+/**
+ * A worker pool where the next task of one kind after `arm()` waits until `release()`: `inFlight`
+ * resolves once it is waiting, so a test can change the registry while an upload is being checked.
+ */
+export function holdNextTask(op: 'check' | 'diff') {
+  let release!: () => void
+  let entered!: () => void
+  const released = new Promise<void>((resolve) => { release = resolve })
+  const inFlight = new Promise<void>((resolve) => { entered = resolve })
+  let armed = false
+  const hold = async () => {
+    if (!armed) return
+    armed = false
+    entered()
+    await released
+  }
+  const wrap = (inner: DocumentProcessor): DocumentProcessor => ({
+    digest: (task) => inner.digest(task),
+    check: async (task) => { if (op === 'check') await hold(); return inner.check(task) },
+    lint: (task) => inner.lint(task),
+    convert: (task) => inner.convert(task),
+    bundle: (task) => inner.bundle(task),
+    diff: async (task) => { if (op === 'diff') await hold(); return inner.diff(task) },
+    terms: (task) => inner.terms(task),
+    close: () => inner.close(),
+  })
+  return { wrap, release, inFlight, arm: () => { armed = true } }
+}
+
 /** Counts worker tasks by kind, so a test can see whether Spectral ran. */
 export function countingDocuments(counts: { lint: number; check: number; digest: number }) {
   return (inner: DocumentProcessor): DocumentProcessor => ({

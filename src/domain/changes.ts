@@ -92,6 +92,14 @@ export function summaryView(result: DiffResult): Record<string, number> {
   return { breaking: result.counts.breaking, non_breaking: result.counts['non-breaking'], annotation: result.counts.annotation }
 }
 
+/** Changes listed with a diff that is not paged (a dry run's), at most: breaking ones first. */
+const SUMMARY_CHANGES = 100
+
+/** The diff a dry run answers: from the current version, the counts and the first changes. */
+export function diffSummaryView(from: VersionRecord, result: DiffResult): Record<string, unknown> {
+  return { from: versionView(from), summary: summaryView(result), changes: changesPage(result, 0, SUMMARY_CHANGES), total: changeTotal(result) }
+}
+
 /** `GET …/diff`: both versions, the counts, and a page of the changes (optionally of one class). */
 export function diffView(diff: VersionDiff, page: PageRequest, classification?: Classification): { data: Record<string, unknown>; total: number } {
   return {

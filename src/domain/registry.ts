@@ -16,6 +16,7 @@ import { Uploads } from './uploads.js'
 import { Changes } from './changes.js'
 import { Search } from './search.js'
 import { SearchStore } from '../store/search-store.js'
+import { CompatibilityGate } from './compatibility.js'
 import { Versions } from './versions.js'
 import { SdkStore } from '../store/sdk-store.js'
 import { BuildRunner } from './build-runner.js'
@@ -72,9 +73,10 @@ export class Registry {
     this.organizations = new Organizations(index)
     this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
     this.changes = new Changes(index, blobs, documents)
-    this.uploads = new Uploads(index, blobs, documents, metrics)
+    const compatibility = new CompatibilityGate(index, this.changes)
+    this.uploads = new Uploads(index, blobs, documents, this.changes, compatibility, metrics)
     this.resources = new Resources(index, this.uploads, metrics)
-    this.versions = new Versions(index, blobs, documents, undefined, metrics)
+    this.versions = new Versions(index, blobs, documents, compatibility, undefined, metrics)
     this.publicRegistry = new PublicRegistry(index)
     this.search = new Search(index, SearchStore.of(index), blobs, documents)
     this.sites = new Sites(LmdbSiteStore.of(index), index, this.resources)

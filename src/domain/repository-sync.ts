@@ -119,8 +119,9 @@ export function connectionView(connection: RepositoryConnectionRecord): Record<s
   }
 }
 
+/** A gate refused the document (lint, compatibility): the sync worked, the registry said no. */
 function syncStatus(error: RegistryError): SyncStatus {
-  return error.code === 'lint_blocked' ? 'blocked' : 'failed'
+  return error.code === 'lint_blocked' || error.code === 'incompatible' ? 'blocked' : 'failed'
 }
 
 /** The secrets of a connection: its token, its webhook secret, the credentials its URL may hold. */

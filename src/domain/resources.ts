@@ -2,7 +2,7 @@ import { RegistryError, notFound } from '../errors.js'
 import { DEFAULT_RULESET } from '../documents/defaults.js'
 import type { RegistryIndex } from '../store/interfaces.js'
 import type {
-  BlockingSeverity, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
+  BlockingSeverity, CompatibilityPolicy, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
 import { newId, now, resolveRef } from './ids.js'
@@ -19,6 +19,8 @@ export interface CreateInput {
   description?: string | null
   ruleset_id?: string
   blocking_severity?: BlockingSeverity
+  /** APIs and schemas (docs/changes.md); null or absent is `none`. */
+  compatibility?: CompatibilityPolicy | null
   document?: unknown
 }
 
@@ -30,6 +32,12 @@ export interface UpdateInput {
   logo_url?: string | null
   ruleset_id?: string | null
   blocking_severity?: BlockingSeverity | null
+  compatibility?: CompatibilityPolicy | null
+}
+
+/** `none` is stored as null, like an absent policy: one way to say there is no gate. */
+function storedPolicy(policy: CompatibilityPolicy | null | undefined): CompatibilityPolicy | null {
+  return policy === undefined || policy === null || policy === 'none' ? null : policy
 }
 
 /** APIs, schemas and rulesets: the rules they share and the few where they differ. */
@@ -91,6 +99,7 @@ export class Resources {
       record.blocking_severity = input.blocking_severity ?? null
     }
     if (kind === 'ruleset') record.blocking_severity = input.blocking_severity ?? 'error'
+    if (kind !== 'ruleset') record.compatibility = storedPolicy(input.compatibility)
     // The reference is checked again inside the transaction: a ruleset deleted meanwhile refuses it.
     const rulesetId = kind === 'api' ? input.ruleset_id : undefined
     const created = await this.index.createResource(record, input.slug === undefined ? 'derived' : 'explicit',
@@ -111,6 +120,7 @@ export class Resources {
       if (input.slug !== undefined) next.slug = input.slug
       if (input.visibility !== undefined) next.visibility = input.visibility
       if (input.description !== undefined) next.description = input.description
+      if (kind !== 'ruleset' && input.compatibility !== undefined) next.compatibility = storedPolicy(input.compatibility)
       if (kind === 'api') {
         if (input.logo_url !== undefined) next.logo_url = input.logo_url
         if (input.ruleset_id !== undefined) next.ruleset_id = input.ruleset_id

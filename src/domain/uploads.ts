@@ -4,6 +4,8 @@ import { parseDocumentText } from '../documents/parse.js'
 import type { CheckResult, DigestResult, DocumentFormat, Finding, RulesetInput } from '../documents/types.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
+import { diffSummaryView, isDiffable, type Changes, type DiffSide } from './changes.js'
+import { StaleGate, withGateRetries, type CompatibilityGate } from './compatibility.js'
 import { DOCUMENT_KIND, type DocumentInput, type DocumentProcessor } from './documents.js'
 import { newId, now } from './ids.js'
 import { blockingFindings, countFindings } from './lint-gate.js'
@@ -11,11 +13,6 @@ import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { RegistryReferences } from './registry-refs.js'
 import { effectiveSeverity } from './views.js'
 
-/** How often an upload re-checks when the lint gate changes under it before answering 409. */
-const MAX_GATE_ATTEMPTS = 3
-
-/** Thrown inside the commit transaction (before any write) when the lint gate changed. */
-class StaleLintGate extends Error {}
 
 /** A document that passed digest, validation and (for APIs with a ruleset) lint, not yet stored. */
 export interface PreparedDocument {
@@ -38,6 +35,13 @@ export interface DryRunOutcome {
   checksum: string
   unchanged: boolean
   findings: Finding[]
+  /** APIs and schemas with a current version the document differs from: the diff against it. */
+  diff?: Record<string, unknown>
+}
+
+/** A digested upload as one side of a diff: its canonical JSON is the document. */
+function candidateSide(digest: Extract<DigestResult, { unchanged: false }>): DiffSide {
+  return { checksum: digest.checksum, text: async () => digest.canonical }
 }
 
 /**
@@ -58,15 +62,18 @@ export class Uploads {
     private readonly index: RegistryIndex,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
+    private readonly changes: Changes,
+    private readonly compatibility: CompatibilityGate,
     private readonly metrics: DomainMetrics = NO_METRICS,
   ) {
     this.references = new RegistryReferences(index, blobs)
   }
 
   /**
-   * Uploads a document to an existing resource. The lint gate is decided before the commit and
-   * checked again inside it: when the API's ruleset, its current version or the threshold changed
-   * meanwhile, the document is checked again against the new gate (a few times at most, then 409).
+   * Uploads a document to an existing resource. The lint gate and the compatibility gate are decided
+   * before the commit and checked again inside it: when the API's ruleset, its current version, the
+   * threshold, the compatibility policy or the resource's current version changed meanwhile, the
+   * document is checked again against the gates as they are now (a few times at most, then 409).
    */
   async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload'): Promise<UploadOutcome> {
     const current = this.index.getCurrentVersion(resource.id)
@@ -77,28 +84,22 @@ export class Uploads {
     if (digest.raw) this.rawDigests.set(resource.id, { raw: digest.raw, checksum: digest.checksum })
     if (digest.unchanged) return { version: current!, created: false }
     let validated = false
-    for (let attempt = 1; ; attempt++) {
+    const candidate = candidateSide(digest)
+    return withGateRetries(async () => {
       const latest = this.index.getResource(resource.id) ?? resource
       const prepared = await this.check(latest, digest, this.lintContext(latest), validated)
       validated = true
       const gate = this.refuseBlocked(latest, prepared)
+      const compatibility = await this.compatibility.check(latest, candidate)
       await this.storeBlob(prepared)
-      try {
-        const outcome = await this.index.appendVersion(resource.id, (now, nowCurrent, number) => {
-          if (!this.sameGate(now, prepared, gate)) throw new StaleLintGate()
-          return nowCurrent?.checksum === prepared.checksum
-            ? { unchanged: nowCurrent }
-            : { version: this.versionRecord(now, number, prepared, source) }
-        })
-        if (outcome.created) this.metrics.versionWritten(resource.kind, source)
-        return outcome
-      } catch (error) {
-        if (!(error instanceof StaleLintGate)) throw error
-        if (attempt >= MAX_GATE_ATTEMPTS) {
-          throw new RegistryError('conflict', "the API's ruleset or threshold kept changing during the upload; retry it")
-        }
-      }
-    }
+      const outcome = await this.index.appendVersion(resource.id, (now, nowCurrent, number) => {
+        if (nowCurrent?.checksum === prepared.checksum) return { unchanged: nowCurrent }
+        if (!this.sameGate(now, prepared, gate) || !this.compatibility.holds(now, nowCurrent, compatibility)) throw new StaleGate()
+        return { version: this.versionRecord(now, number, prepared, source) }
+      })
+      if (outcome.created) this.metrics.versionWritten(resource.kind, source)
+      return outcome
+    }, `the ${resource.kind === 'api' ? "API's lint gate, compatibility or current version" : `${resource.kind}'s compatibility or current version`} kept changing during the upload; retry it`)
   }
 
   /** True when the lint gate that applies now is the one `prepared` passed. */
@@ -108,17 +109,26 @@ export class Uploads {
     return lint?.version.id === prepared.lint?.rulesetVersion.id && effectiveSeverity(this.index, api) === gate
   }
 
-  /** Validates and lints without storing anything (`?dry_run=true`). */
+  /**
+   * Validates, lints and checks compatibility without storing anything (`?dry_run=true`): the same
+   * 422 as the upload would answer, else the findings and the diff against the current version.
+   */
   async dryRun(resource: ResourceRecord, input: DocumentInput): Promise<DryRunOutcome> {
     const current = this.index.getCurrentVersion(resource.id)
     const digest = await this.digestNew(input)
     const prepared = await this.check(resource, digest, this.lintContext(resource))
     this.refuseBlocked(resource, prepared)
-    return {
+    const candidate = candidateSide(digest)
+    await this.compatibility.check(resource, candidate)
+    const outcome: DryRunOutcome = {
       checksum: prepared.checksum,
       unchanged: current?.checksum === prepared.checksum,
       findings: prepared.lint?.findings ?? [],
     }
+    if (current && !outcome.unchanged && isDiffable(resource.kind)) {
+      outcome.diff = diffSummaryView(current, await this.changes.diff(resource.kind, this.changes.side(current), candidate))
+    }
+    return outcome
   }
 
   /** Digest and check a document for a resource that does not exist yet (create with `document`). */

@@ -5,6 +5,7 @@ import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'
 import { isUlid, newId, now } from './ids.js'
+import { StaleGate, withGateRetries, type CompatibilityGate } from './compatibility.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { RegistryReferences, type Reader } from './registry-refs.js'
 
@@ -26,6 +27,7 @@ export class Versions {
     private readonly index: RegistryIndex,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
+    private readonly compatibility: CompatibilityGate,
     convertedCacheBytes = 64 * 1024 * 1024,
     private readonly metrics: DomainMetrics = NO_METRICS,
   ) {
@@ -62,18 +64,24 @@ export class Versions {
 
   /**
    * Makes a previous version current again as a new version that reuses its blob. When the current
-   * version already has that content, nothing is written and `created` is false.
+   * version already has that content, nothing is written and `created` is false. The compatibility
+   * gate applies as to an upload: clients of the current version must not break (docs/changes.md).
    */
   async restore(resource: ResourceRecord, versionId: string): Promise<{ version: VersionRecord; created: boolean }> {
     const source = this.byId(resource, versionId)
-    const outcome = await this.index.appendVersion(resource.id, (_latest, current, number) => {
-      if (current && current.checksum === source.checksum) return { unchanged: current }
-      return {
-        version: { ...source, id: newId(), number, source: 'restore', restored_from: source.id, created_at: now() },
-      }
-    })
-    if (outcome.created) this.metrics.versionWritten(resource.kind, 'restore')
-    return outcome
+    return withGateRetries(async () => {
+      const latest = this.index.getResource(resource.id) ?? resource
+      const decision = await this.compatibility.checkVersion(latest, source)
+      const outcome = await this.index.appendVersion(resource.id, (committed, current, number) => {
+        if (current && current.checksum === source.checksum) return { unchanged: current }
+        if (!this.compatibility.holds(committed, current, decision)) throw new StaleGate()
+        return {
+          version: { ...source, id: newId(), number, source: 'restore', restored_from: source.id, created_at: now() },
+        }
+      })
+      if (outcome.created) this.metrics.versionWritten(resource.kind, 'restore')
+      return outcome
+    }, `the ${resource.kind}'s compatibility or current version kept changing during the restore; retry it`)
   }
 
   /** The stored bytes in the version's own format, or converted to the other one. */

@@ -57,6 +57,7 @@ export function settableFields(resource: ResourceRecord): Record<string, unknown
   } else if (resource.kind === 'ruleset') {
     fields.blocking_severity = resource.blocking_severity ?? 'error'
   }
+  if (resource.kind !== 'ruleset') fields.compatibility = resource.compatibility ?? 'none'
   return fields
 }
 

@@ -15,7 +15,7 @@ import { registerChangeRoutes } from './change-routes.js'
 import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
 import {
-  Api, BlockingSeverity, Data, Description, DocumentValue, Finding, FormatQuery, List, ListQuery, LogoUrl, Name, Nullable,
+  Api, BlockingSeverity, Compatibility, Data, DryRun, Description, DocumentValue, Finding, FormatQuery, List, ListQuery, LogoUrl, Name, Nullable,
   PageQuery, Problem, Ruleset, RulesetVersion, Schema, SchemaVersion, Slug, SpecVersion, Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
 } from './schemas.js'
 
@@ -44,17 +44,20 @@ const strict = { additionalProperties: false }
 export const KINDS: KindRoutes[] = [
   {
     kind: 'api', plural: 'apis', param: 'api', documentPath: 'spec', tag: 'APIs', object: Api, version: SpecVersion,
-    create: Type.Object({ ...base, ruleset_id: Type.Optional(Ulid), blocking_severity: Type.Optional(BlockingSeverity) }, strict),
+    create: Type.Object({
+      ...base, ruleset_id: Type.Optional(Ulid), blocking_severity: Type.Optional(BlockingSeverity), compatibility: Type.Optional(Nullable(Compatibility)),
+    }, strict),
     update: Type.Object({
       ...baseUpdate, logo_url: Type.Optional(Nullable(LogoUrl)),
       ruleset_id: Type.Optional(Nullable(Ulid)), blocking_severity: Type.Optional(Nullable(BlockingSeverity)),
+      compatibility: Type.Optional(Nullable(Compatibility)),
     }, strict),
   },
   {
     kind: 'schema', plural: 'schemas', param: 'schema', documentPath: 'document', tag: 'Schemas', object: Schema,
     version: SchemaVersion,
-    create: Type.Object({ ...base, document: Type.Optional(DocumentValue) }, strict),
-    update: Type.Object(baseUpdate, strict),
+    create: Type.Object({ ...base, compatibility: Type.Optional(Nullable(Compatibility)), document: Type.Optional(DocumentValue) }, strict),
+    update: Type.Object({ ...baseUpdate, compatibility: Type.Optional(Nullable(Compatibility)) }, strict),
   },
   {
     kind: 'ruleset', plural: 'rulesets', param: 'ruleset', documentPath: 'document', tag: 'Rulesets', object: Ruleset,
@@ -188,9 +191,9 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
       validatorCompiler: uploadValidatorCompiler,
       schema: {
         tags, security, summary: `Upload a document: a new version unless the checksum is unchanged`, params: Params,
-        querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'validate (and for APIs lint) only, store nothing' })) }),
+        querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'validate, lint (APIs) and check compatibility (APIs, schemas) only, store nothing' })) }),
         body: UploadBody,
-        response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404, 413, 415, 422, 503) },
+        response: { 200: Type.Union([Data(k.version), Data(DryRun(k.version))]), 201: Data(k.version), ...errors(400, 401, 404, 413, 415, 422, 503) },
       },
     }, async (request, reply) => {
       const resource = resourceOf(request)

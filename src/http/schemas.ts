@@ -24,6 +24,9 @@ export const VersionRef = Type.String({
 })
 export const Visibility = Type.Enum(['private', 'public'])
 export const BlockingSeverity = Type.Enum(['off', 'error', 'warn', 'info'])
+export const Compatibility = Type.Enum(['none', 'backward', 'forward', 'full', 'backward_transitive', 'forward_transitive', 'full_transitive'], {
+  description: 'the compatibility gate for new versions (docs/changes.md); none by default',
+})
 export const Name = Type.String({ minLength: 1, maxLength: 200 })
 export const Description = Type.String({ maxLength: 10_000 })
 export const LogoUrl = Type.String({ maxLength: 2048 })
@@ -129,10 +132,11 @@ export const Api = Type.Object({
   logo_url: Nullable(Type.String()),
   ruleset_id: Nullable(Ulid),
   blocking_severity: Nullable(BlockingSeverity),
+  compatibility: Compatibility,
   effective_blocking_severity: BlockingSeverity,
   current: Nullable(SpecVersion),
 })
-export const Schema = Type.Object({ ...resourceFields, current: Nullable(SchemaVersion) })
+export const Schema = Type.Object({ ...resourceFields, compatibility: Compatibility, current: Nullable(SchemaVersion) })
 export const Ruleset = Type.Object({ ...resourceFields, blocking_severity: BlockingSeverity, current: Nullable(RulesetVersion) })
 
 export const Classification = Type.Enum(['breaking', 'non-breaking', 'annotation'])
@@ -151,6 +155,19 @@ export const Change = Type.Object({
 }, { description: 'One change between two versions (docs/changes.md)' })
 
 export const ChangeSummary = Type.Object({ breaking: Type.Integer(), non_breaking: Type.Integer(), annotation: Type.Integer() })
+
+/** What a dry run answers (`?dry_run=true`), with the diff against the current version of APIs and schemas. */
+export const DryRun = (version: TSchema) => Type.Object({
+  checksum: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
+  unchanged: Type.Boolean({ description: "the document is the current version's" }),
+  findings: Type.Array(Finding),
+  diff: Type.Optional(Type.Object({
+    from: version,
+    summary: ChangeSummary,
+    changes: Type.Array(Change, { description: 'the first 100, breaking first' }),
+    total: Type.Integer(),
+  }, { description: 'APIs and schemas whose current version the document differs from: what the upload would change (docs/changes.md)' })),
+}, { description: 'a dry run: nothing stored' })
 
 export const Data = <T extends TSchema>(schema: T) => Type.Object({ data: schema })
 export const List = <T extends TSchema>(schema: T) => Type.Object({ data: Type.Array(schema), total: Type.Integer() })

@@ -5,6 +5,9 @@ export type ResourceKind = 'api' | 'schema' | 'ruleset'
 export type Visibility = 'private' | 'public'
 export type BlockingSeverity = 'off' | Exclude<Severity, 'hint'>
 export type VersionSource = 'upload' | 'github' | 'gitlab' | 'restore'
+/** How a new version must relate to earlier ones (issue 20, docs/changes.md). */
+export type CompatibilityPolicy =
+  | 'none' | 'backward' | 'forward' | 'full' | 'backward_transitive' | 'forward_transitive' | 'full_transitive'
 
 export interface OrganizationRecord {
   id: string
@@ -49,6 +52,8 @@ export interface ResourceRecord {
   ruleset_id?: string | null
   /** Api: its own override or null. Ruleset: its default threshold. */
   blocking_severity?: BlockingSeverity | null
+  /** Api and schema: the compatibility gate; null or absent is `none`. */
+  compatibility?: CompatibilityPolicy | null
 }
 
 export interface LintSummary {

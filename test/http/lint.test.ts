@@ -1,6 +1,5 @@
 import t from 'tap'
-import type { DocumentProcessor } from '../../src/domain/documents.js'
-import { SEVERITY_RULESET, countingDocuments, docWithFinding, json, startTestServer } from '../helpers.js'
+import { SEVERITY_RULESET, countingDocuments, docWithFinding, holdNextTask, json, startTestServer } from '../helpers.js'
 
 const SEVERITIES = ['error', 'warn', 'info', 'hint'] as const
 const RANK = { error: 0, warn: 1, info: 2, hint: 3 }
@@ -92,35 +91,9 @@ t.test('a lint result is served from the cache on the second identical request',
 })
 
 /** Once armed, holds the next worker check until released, so a test can change things while an upload is in flight. */
-function holdFirstCheck() {
-  let release!: () => void
-  let entered!: () => void
-  const released = new Promise<void>((resolve) => { release = resolve })
-  const inFlight = new Promise<void>((resolve) => { entered = resolve })
-  let held = true
-  const wrap = (inner: DocumentProcessor): DocumentProcessor => ({
-    digest: (task) => inner.digest(task),
-    check: async (task) => {
-      if (!held) {
-        held = true
-        entered()
-        await released
-      }
-      return inner.check(task)
-    },
-    lint: (task) => inner.lint(task),
-    convert: (task) => inner.convert(task),
-    bundle: (task) => inner.bundle(task),
-    diff: (task) => inner.diff(task),
-    terms: (task) => inner.terms(task),
-    close: () => inner.close(),
-  })
-  return { wrap, release, inFlight, arm: () => { held = false } }
-}
-
 t.test('a lint gate that changes while an upload is in flight applies to that upload', async (t) => {
   for (const change of ['attach a ruleset', 'tighten the threshold', 'new ruleset version'] as const) {
-    const hold = holdFirstCheck()
+    const hold = holdNextTask('check')
     const s = await startTestServer({ wrapDocuments: hold.wrap })
     t.teardown(s.close)
     const loose = { rules: { 'needs-owner': { ...SEVERITY_RULESET.rules['needs-owner'], severity: 'hint' } } }

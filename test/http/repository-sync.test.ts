@@ -249,6 +249,24 @@ t.test('a lint-blocked sync stores nothing and shows the findings in the last sy
   t.match((await connection(api)).last_sync, { status: 'succeeded', error: null })
 })
 
+t.test('a sync that breaks the compatibility policy stores nothing and shows the breaking changes in the last sync', async (t) => {
+  const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'Compatible', compatibility: 'backward' } })).data.id
+  const first = petstore()
+  const repo = await repository({ 'openapi.json': JSON.stringify(first) })
+  await connect(api, { url: repo.url, path: 'openapi.json' })
+  t.equal((await sync(api)).statusCode, 201)
+  const breaking = petstore() as any
+  delete breaking.components.schemas.Pet.properties.name
+  await repo.commit({ 'openapi.json': JSON.stringify(breaking) })
+  const res = await sync(api)
+  t.equal(res.statusCode, 422)
+  t.equal(json(res).code, 'incompatible')
+  t.equal((await versions(api)).total, 1, 'nothing stored')
+  const last = (await connection(api)).last_sync
+  t.match(last, { status: 'blocked', error: { code: 'incompatible', errors: [{ code: 'property-removed', operation: { method: 'get', path: '/pets' } }] } })
+  t.match(last.commit, /^[0-9a-f]{40}$/)
+})
+
 t.test('fetch failures are 502 repository_unavailable and are kept as the last sync', async (t) => {
   const repo = await repository({ 'openapi.yaml': stringify(petstore()) })
   const api = await createApi('Unavailable')

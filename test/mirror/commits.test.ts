@@ -25,6 +25,6 @@ t.test('commit messages name the change, and carry the version id and checksum a
 
 t.test('metadata leaves out what changes with every version', async (t) => {
   const parsed = JSON.parse(metadataFile(resource))
-  t.same(Object.keys(parsed), ['id', 'name', 'slug', 'visibility', 'description', 'logo_url', 'ruleset_id', 'blocking_severity', 'created_at'])
+  t.same(Object.keys(parsed), ['id', 'name', 'slug', 'visibility', 'description', 'logo_url', 'ruleset_id', 'blocking_severity', 'compatibility', 'created_at'])
   t.equal(metadataFile({ ...resource, updated_at: '2027-01-01T00:00:00.000Z', last_number: 9 }), metadataFile(resource))
 })
