@@ -16,6 +16,7 @@ import { Uploads } from './uploads.js'
 import { Changes } from './changes.js'
 import { Search } from './search.js'
 import { SearchStore } from '../store/search-store.js'
+import { Changelog } from './changelog.js'
 import { CompatibilityGate } from './compatibility.js'
 import { Versions } from './versions.js'
 import { SdkStore } from '../store/sdk-store.js'
@@ -44,6 +45,7 @@ export class Registry {
   readonly versions: Versions
   /** Diffs between versions, the compatibility gate and changelogs (issue 20). */
   readonly changes: Changes
+  readonly changelog: Changelog
   readonly publicRegistry: PublicRegistry
   /** What `/` and `/@{org}` show a visitor: organizations' public resources and sites. */
   readonly publicIndex: PublicIndex
@@ -73,6 +75,7 @@ export class Registry {
     this.organizations = new Organizations(index)
     this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
     this.changes = new Changes(index, blobs, documents)
+    this.changelog = new Changelog(index, this.changes)
     const compatibility = new CompatibilityGate(index, this.changes)
     this.uploads = new Uploads(index, blobs, documents, this.changes, compatibility, metrics)
     this.resources = new Resources(index, this.uploads, metrics)

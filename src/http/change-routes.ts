@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type, type TSchema } from 'typebox'
 import { diffView } from '../domain/changes.js'
+import { changelogEntryView } from '../domain/changelog.js'
 import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { Classification } from '../documents/diff/types.js'
 import type { ResourceRecord } from '../store/records.js'
-import { Change, ChangeSummary, Classification as ClassificationSchema, PageQuery, Problem } from './schemas.js'
+import { Change, ChangelogEntry, ChangeSummary, Classification as ClassificationSchema, List, PageQuery, Problem } from './schemas.js'
 
 /** What the resource routes lend the change routes: their path, parameters and resource lookup. */
 export interface ResourceRouteContext {
@@ -26,7 +27,7 @@ export const DiffQuery = Type.Object({
   ...PageQuery.properties,
 })
 
-/** `GET …/diff` of APIs and schemas (docs/changes.md). */
+/** `GET …/diff` and `GET …/changelog` of APIs and schemas (docs/changes.md). */
 export function registerChangeRoutes(app: FastifyInstance, registry: Registry, route: ResourceRouteContext): void {
   const Diff = Type.Object({
     data: Type.Object({ from: route.version, to: route.version, summary: ChangeSummary, changes: Type.Array(Change) }),
@@ -41,5 +42,16 @@ export function registerChangeRoutes(app: FastifyInstance, registry: Registry, r
     const query = request.query as { from?: number; to?: number; classification?: Classification; page?: number; limit?: number }
     const diff = await registry.changes.between(route.resourceOf(request), query.from, query.to)
     return diffView(diff, toPageRequest(query.page, query.limit), query.classification)
+  })
+
+  app.get(`${route.item}/changelog`, {
+    schema: {
+      tags: route.tags, security, summary: 'Every version, newest first, with what changed from the version before it',
+      params: route.params, querystring: PageQuery, response: { 200: List(ChangelogEntry(route.version)), ...errors(400, 401, 404, 503) },
+    },
+  }, async (request) => {
+    const { page, limit } = request.query as { page?: number; limit?: number }
+    const result = await registry.changelog.page(route.resourceOf(request), toPageRequest(page, limit))
+    return { data: result.items.map(changelogEntryView), total: result.total }
   })
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { changelogEntryView } from '../domain/changelog.js'
 import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { Reader } from '../domain/registry-refs.js'
@@ -8,7 +9,8 @@ import { optionalKeys } from './auth.js'
 import { sendDocument } from './document-reply.js'
 import { KINDS } from './resource-routes.js'
 import type { ResourceRecord } from '../store/records.js'
-import { Data, FormatQuery, List, PageQuery, Problem, Slug } from './schemas.js'
+import { atomFeed, changelogItem } from '../sites/changelog.js'
+import { ChangelogEntry, Data, FormatQuery, List, PageQuery, Problem, Slug } from './schemas.js'
 
 /**
  * Whose schemas a bundled public document may show: a key of the resource's organization sees its
@@ -17,6 +19,9 @@ import { Data, FormatQuery, List, PageQuery, Problem, Slug } from './schemas.js'
 function readerOf(request: FastifyRequest, resource: ResourceRecord): Reader {
   return request.actor?.organization.id === resource.organization_id ? { organizationId: resource.organization_id } : 'public'
 }
+
+/** Versions in a changelog's Atom feed: readers poll it, and keep what they saw. */
+const FEED_ENTRIES = 20
 
 const OrgSlug = Type.String({ minLength: 1, maxLength: 64, description: "the organization's slug" })
 
@@ -66,6 +71,35 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
       const result = registry.versions.list(resourceOf(request), toPageRequest(page, limit))
       return { data: result.items.map(versionView), total: result.total }
     })
+
+    if (k.kind === 'api' || k.kind === 'schema') {
+      app.get(`${item}/changelog`, {
+        schema: { tags, summary: 'The changelog: versions newest first, with what changed from the one before', params: ItemParams, querystring: PageQuery, response: { 200: List(ChangelogEntry(k.version)), 400: Problem, 404: Problem } },
+      }, async (request) => {
+        const { page, limit } = request.query as { page?: number; limit?: number }
+        const result = await registry.changelog.page(resourceOf(request), toPageRequest(page, limit))
+        return { data: result.items.map(changelogEntryView), total: result.total }
+      })
+
+      app.get(`${item}/changelog.atom`, {
+        schema: { tags, summary: 'The changelog as an Atom feed (the 20 latest versions)', params: ItemParams, response: { 200: Type.String(), 404: Problem } },
+      }, async (request, reply) => {
+        const resource = resourceOf(request)
+        const { items } = await registry.changelog.page(resource, toPageRequest(1, FEED_ENTRIES))
+        const { org } = request.params as { org: string }
+        const base = `${request.protocol}://${request.host}/@${encodeURIComponent(org)}/${k.plural}/${encodeURIComponent(resource.slug)}`
+        const body = atomFeed({
+          id: `${base}/changelog.atom`,
+          title: `${resource.name}: changelog`,
+          self: `${base}/changelog.atom`,
+          alternate: `${base}/changelog`,
+          updated: items[0]?.version.created_at ?? resource.created_at,
+          items: items.map(changelogItem),
+          entryLink: (entry) => `${base}/versions/${entry.number}`,
+        })
+        return reply.type('application/atom+xml; charset=utf-8').send(body)
+      })
+    }
 
     app.get(`${item}/versions/:number`, {
       schema: {

@@ -156,6 +156,22 @@ export const Change = Type.Object({
 
 export const ChangeSummary = Type.Object({ breaking: Type.Integer(), non_breaking: Type.Integer(), annotation: Type.Integer() })
 
+const ListedChange = Type.Object({
+  check: Type.String(),
+  message: Type.String(),
+  operations: Type.Array(Type.Object({ method: Type.String(), path: Type.String() }), { description: 'every operation the change is reported at' }),
+  component: Nullable(Type.String()),
+})
+
+/** One version in a changelog (`…/changelog`, docs/changes.md). */
+export const ChangelogEntry = (version: TSchema) => Type.Object({
+  version,
+  previous: Nullable(Type.Integer({ description: 'the number of the version compared with (the one before); null for the first' })),
+  summary: Nullable(ChangeSummary),
+  breaking: Type.Array(ListedChange, { description: 'at most 50; summary counts them all, once per operation' }),
+  non_breaking: Type.Array(ListedChange, { description: 'at most 50' }),
+})
+
 /** What a dry run answers (`?dry_run=true`), with the diff against the current version of APIs and schemas. */
 export const DryRun = (version: TSchema) => Type.Object({
   checksum: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),

@@ -6,12 +6,13 @@ import { normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '.
 import { RegistryError, notFound } from '../errors.js'
 import { SiteAssets } from '../sites/assets.js'
 import {
-  guidePage, landingPage, notFoundPage, referencePage, type SiteApiSummary, type SiteContext,
+  changelogPage, guidePage, landingPage, notFoundPage, referencePage, type SiteApiSummary, type SiteContext,
 } from '../sites/pages.js'
 import { registryNotFoundPage } from '../sites/registry-pages.js'
 import { sendAsset } from './asset-reply.js'
 import { sendDocument } from './document-reply.js'
 import { sendPage } from './html-reply.js'
+import { changelogItem } from '../sites/changelog.js'
 import { FormatQuery, Problem } from './schemas.js'
 
 /**
@@ -46,6 +47,9 @@ interface Located {
   /** Path prefix of the site's pages in links. */
   base: string
 }
+
+/** Versions on a site's changelog page, newest first (the full history is in the public registry's changelog). */
+const CHANGELOG_PAGE_VERSIONS = 50
 
 const PageParams = { guide: Type.String({ maxLength: 200 }), api: Type.String({ maxLength: 200 }), file: Type.String({ maxLength: 200 }) }
 const SiteParams = { org: Type.String({ minLength: 1, maxLength: 64 }), site: Type.String({ minLength: 1, maxLength: 64 }) }
@@ -83,12 +87,12 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
   }
 
   /** An HTML page; a missing site, guide or API is the HTML 404 page. */
-  const page = (locate: (request: FastifyRequest) => Located, render: (request: FastifyRequest) => string) =>
+  const page = (locate: (request: FastifyRequest) => Located, render: (request: FastifyRequest) => string | Promise<string>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       let status = 200
       let body: string
       try {
-        body = render(request)
+        body = await render(request)
       } catch (error) {
         if (!(error instanceof RegistryError) || error.code !== 'not_found') throw error
         status = 404
@@ -115,6 +119,13 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar)", { api: PageParams.api }) }, page(locate, (request) => {
       const located = locate(request)
       return referencePage(contextOf(located), apiSummary(sites.publishedApi(located.site, param(request, 'api'))))
+    }))
+
+    app.get(`${prefix}/apis/:api/changelog`, { schema: schema("An API's changelog (HTML)", { api: PageParams.api }) }, page(locate, async (request) => {
+      const located = locate(request)
+      const published = sites.publishedApi(located.site, param(request, 'api'))
+      const { items, total } = await registry.changelog.page(published.api, { offset: 0, limit: CHANGELOG_PAGE_VERSIONS })
+      return changelogPage(contextOf(located), apiSummary(published), items.map(changelogItem), total)
     }))
 
     app.get(`${prefix}/apis/:api/openapi.json`, {

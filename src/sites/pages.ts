@@ -6,6 +6,7 @@
 import { html, htmlDocument, jsonForScript, type SafeHtml } from './html.js'
 import type { SiteAssets } from './assets.js'
 import { renderMarkdown } from './markdown.js'
+import { changelogSection, type ChangelogItem } from './changelog.js'
 
 export interface SiteApiSummary {
   slug: string
@@ -32,7 +33,7 @@ export interface SiteContext {
   assets: ReturnType<SiteAssets['urls']>
 }
 
-type Current = { kind: 'home' } | { kind: 'guide'; slug: string } | { kind: 'api'; slug: string } | { kind: 'none' }
+type Current = { kind: 'home' } | { kind: 'guide'; slug: string } | { kind: 'api'; slug: string } | { kind: 'changelog'; slug: string } | { kind: 'none' }
 
 const currentIf = (yes: boolean) => (yes ? html` aria-current="page"` : '')
 const apiLabel = (api: SiteApiSummary) => api.title ?? api.name
@@ -63,6 +64,7 @@ function layout(ctx: SiteContext, page: { title: string; current: Current; body:
 <a href="${base}/"${currentIf(current.kind === 'home')}>Overview</a>
 ${firstGuide ? html`<a href="${base}/guides/${firstGuide.slug}"${currentIf(current.kind === 'guide')}>Guides</a>` : ''}
 ${ctx.apis.map((api) => html`<a href="${base}/apis/${api.slug}"${currentIf(current.kind === 'api' && current.slug === api.slug)}>${apiLabel(api)}</a>`)}
+${(current.kind === 'api' || current.kind === 'changelog') ? html`<a href="${base}/apis/${current.slug}/changelog"${currentIf(current.kind === 'changelog')}>Changelog</a>` : ''}
 </nav>`
   return documentShell({ title: page.title, assets: ctx.assets, header, body: page.body, scripts: page.scripts })
 }
@@ -128,6 +130,20 @@ ${renderMarkdown(guide.markdown)}
 </main>
 </div>`
   return layout(ctx, { title: `${guide.title} · ${ctx.title}`, current, body })
+}
+
+/** An API's changelog: each version newest first with its breaking and non-breaking changes. */
+export function changelogPage(ctx: SiteContext, api: SiteApiSummary, items: ChangelogItem[], total: number): string {
+  const current: Current = { kind: 'changelog', slug: api.slug }
+  const body = html`<div class="layout">
+${sidebar(ctx, current)}
+<main class="content">
+<h1>${apiLabel(api)}: changelog</h1>
+<p class="lead"><a href="${ctx.base}/apis/${api.slug}">API reference</a></p>
+${changelogSection(items, total)}
+</main>
+</div>`
+  return layout(ctx, { title: `Changelog · ${apiLabel(api)} · ${ctx.title}`, current, body })
 }
 
 /**
