@@ -8,7 +8,7 @@ import { BuildStatus } from './builds'
 interface Overview {
   counts: Record<'apis' | 'schemas' | 'rulesets' | 'sites' | 'sdks' | 'builds', number>
   recent_versions: { kind: Kind; resource: { id: string; name: string; slug: string }; version: Version }[]
-  failed_syncs: { api: { id: string; name: string }; repository: Connection }[]
+  failed_syncs: { api: { id: string; name: string; slug: string }; repository: Connection }[]
   failed_builds: Build[]
 }
 
