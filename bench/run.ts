@@ -4,9 +4,8 @@
  * issue 3, and prints one table: figure, registry, baseline, ratio, target, pass. `--json` prints the
  * same as JSON; `--corpus DIR` uses real documents for the document-bound figures.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { gzipSync } from 'node:zlib'
-import { chromium } from 'playwright-core'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { extname, join } from 'node:path'
@@ -19,6 +18,7 @@ import type { ResourceRecord } from '../src/store/records.js'
 import { generateOpenApi } from './generate.js'
 import { compareThroughput, load, median } from './load.js'
 import { peakRssMb, startBaseline, startRegistry, type Started } from './processes.js'
+import { hasChromium, launchBrowser, publishReference, splitUsableMs, USABLE_CAP_MS, wholeUsableMs } from './reference.js'
 
 interface Row {
   figure: string
@@ -33,7 +33,9 @@ interface Row {
 const args = process.argv.slice(2)
 const asJson = args.includes('--json')
 const corpusDir = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : undefined
-/** `--only reads,upload,lint,changes,scale,storage,console` runs some groups of figures (for iterating on one). */
+/** `--reference FILE`: the document of figure 10 (default: the corpus file nearest 2.5 MB, or a generated one). */
+const referenceFile = args.includes('--reference') ? args[args.indexOf('--reference') + 1] : undefined
+/** `--only reads,upload,lint,changes,scale,storage,console,reference` runs some groups of figures (for iterating on one). */
 const only = args.includes('--only') ? new Set(args[args.indexOf('--only') + 1].split(',')) : undefined
 const runs = (group: string) => !only || only.has(group)
 const log = (message: string) => { if (!asJson) process.stderr.write(`${message}\n`) }
@@ -164,6 +166,7 @@ async function main() {
   if (runs('scale')) await scale()
   if (runs('storage')) await storageFigure()
   if (runs('console')) await consoleFigures()
+  if (runs('reference')) await referenceFigure()
 }
 
 /**
@@ -362,12 +365,9 @@ function initialJavaScriptBytes(): number {
  * row, and a search, at 10,000 APIs against 10 in the same run; the initial JavaScript's size.
  */
 async function consoleFigures() {
-  if (!existsSync('/usr/bin/chromium')) return log('console: /usr/bin/chromium is not installed, figures 9 skipped')
+  if (!hasChromium()) return log('console: /usr/bin/chromium is not installed, figures 9 skipped')
   log('console, 10,000 APIs')
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  const browser = await launchBrowser()
   const shown: Record<string, number> = {}
   const searched: Record<string, number> = {}
   try {
@@ -442,6 +442,53 @@ async function storageFigure() {
   const shards = join(storage, 'blobs', 'sha256')
   for (const shard of readdirSync(shards)) for (const file of readdirSync(join(shards, shard))) blobBytes += statSync(join(shards, shard, file)).size
   row('7. blob bytes after 1,000 uploads of 100 documents in 10 organizations, KB', blobBytes / 1024, documentBytes / 1024, 'KB', '≤ 1.05×', (r) => r <= 1.05)
+}
+
+/** The document of figure 10: Stripe-sized (its 2.5 MB release took 148 s to become usable on 2 cores). */
+function referenceDocument(): Upload {
+  if (referenceFile) return fileUpload(referenceFile)
+  if (corpusDir) {
+    const files = readdirSync(corpusDir).filter((f) => /\.(json|ya?ml)$/.test(f)).map((f) => join(corpusDir, f))
+    const distance = (path: string) => Math.abs(statSync(path).size - 2_500_000)
+    return fileUpload(files.reduce((a, b) => (distance(a) <= distance(b) ? a : b)))
+  }
+  return jsonUpload(JSON.stringify(generateOpenApi(2_500_000, 7, 'Large API')), 'generated 2.5 MB')
+}
+
+/**
+ * Figure 10: a large API's reference usable in headless Chromium, in parts (the overview, then its first
+ * section by a click; the last section by a deep link) against the whole document on one Scalar page,
+ * each on a registry of its own (the baseline with REGISTRY_REFERENCE_SPLIT=0), one after the other.
+ */
+async function referenceFigure() {
+  if (!hasChromium()) {
+    log('reference: /usr/bin/chromium is not installed, figure 10 skipped')
+    return
+  }
+  const document = referenceDocument()
+  log(`reference pages of ${document.label} (${(Buffer.byteLength(document.text) / 1e6).toFixed(1)} MB; the whole page may take minutes)`)
+  const browser = await launchBrowser()
+  try {
+    const measure = async <T>(name: string, env: Record<string, string>, measure: (url: string) => Promise<T>): Promise<T> => {
+      const server = await startRegistry(join(work, `reference-${name}`), KEY, env)
+      running.push(server)
+      const call = (method: string, path: string, body?: string, contentType?: string) => request(server.url, method, path, body, contentType)
+      const url = `${server.url}${await publishReference(call, document, 'Large')}`
+      try {
+        return await measure(url)
+      } finally {
+        await server.stop()
+      }
+    }
+    const whole = await measure('whole', { REGISTRY_REFERENCE_SPLIT: '0' }, (url) => wholeUsableMs(browser, url))
+    const split = await measure('split', {}, (url) => splitUsableMs(browser, url))
+    const capped = (ms: number) => (ms >= USABLE_CAP_MS ? ` (not usable within ${USABLE_CAP_MS / 1000} s: the ratio is an upper bound)` : '')
+    log(`  whole page ${Math.round(whole)} ms${capped(whole)}; in ${split.parts} parts: overview ${Math.round(split.overviewMs)} ms, first section ${Math.round(split.firstMs)} ms, last section ${Math.round(split.lastMs)} ms`)
+    row('10a. large reference usable: overview, then its first section, ms', split.firstMs, whole, 'ms', '≤ 0.2×', (r) => r <= 0.2)
+    row('10b. large reference usable: its last section by a link, ms', split.lastMs, whole, 'ms', '≤ 0.2×', (r) => r <= 0.2)
+  } finally {
+    await browser.close()
+  }
 }
 
 function printTable(): void {

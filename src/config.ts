@@ -29,6 +29,8 @@ export interface Config {
   trustProxy: TrustProxy
   /** Bytes of stored documents kept in memory for fast reads. */
   documentCacheBytes: number
+  /** Documents larger than this get their reference pages in parts, one per tag (0: never). */
+  referenceSplitBytes: number
   /** REGISTRY_OUTBOUND_HOSTS, normalized: where sync, SDK delivery and mirror pushes may connect; empty: any public host, no internal one. */
   outboundHosts: string[]
 }
@@ -132,6 +134,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     authFailureLimit: integer('REGISTRY_AUTH_FAILURE_LIMIT', env.REGISTRY_AUTH_FAILURE_LIMIT, 30),
     trustProxy: parseTrustProxy(env.REGISTRY_TRUST_PROXY),
     documentCacheBytes: size('REGISTRY_DOCUMENT_CACHE', env.REGISTRY_DOCUMENT_CACHE, '256mb'),
+    referenceSplitBytes: size('REGISTRY_REFERENCE_SPLIT', env.REGISTRY_REFERENCE_SPLIT, '1mb'),
     outboundHosts: parseOutboundHosts(env.REGISTRY_OUTBOUND_HOSTS),
   }
 }

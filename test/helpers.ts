@@ -48,16 +48,19 @@ export async function startTestServer(options: {
   wrapBlobs?: (blobs: BlobStore) => BlobStore
   /** REGISTRY_OUTBOUND_HOSTS entries (default: none, the default policy: any public host, no internal one). */
   outboundHosts?: string[]
+  /** REGISTRY_REFERENCE_SPLIT: documents larger than this get reference pages in parts (default 1 MB). */
+  referenceSplitBytes?: number
 } = {}): Promise<TestServer> {
   const storage = options.storage ?? tempDir()
   const metrics = new RegistryMetrics()
   const opened = Registry.open({
     storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
-    outboundHosts: options.outboundHosts,
+    outboundHosts: options.outboundHosts, referenceSplitBytes: options.referenceSplitBytes,
   }, metrics)
   const registry = options.wrapDocuments || options.wrapBlobs
     ? new Registry(opened.index, options.wrapBlobs?.(opened.blobs) ?? opened.blobs,
-      options.wrapDocuments?.(opened.documents, metrics) ?? opened.documents, metrics, opened.outbound)
+      options.wrapDocuments?.(opened.documents, metrics) ?? opened.documents, metrics, opened.outbound,
+      { splitAboveBytes: options.referenceSplitBytes, memoryMb: 1024 })
     : opened
   const created = registry.organizations.bySlug('acme')
     ? undefined

@@ -31,9 +31,11 @@ import { ForwardingLog } from './server-log.js'
 import { LmdbSessionStore } from '../store/session-store.js'
 import { Sessions } from './sessions.js'
 import { PublicIndex } from './public-index.js'
+import { ReferenceWorkers } from '../documents/reference-pool.js'
+import { DEFAULT_REFERENCE_PARTS, ReferenceParts } from './reference-parts.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
-  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts'>>
+  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes'>>
 
 /** The whole domain, wired to a storage directory. */
 export class Registry {
@@ -62,6 +64,8 @@ export class Registry {
   readonly search: Search
   /** What only the operator may read (why a sync or a delivery failed); `buildApp` points it at the server's log. */
   readonly log = new ForwardingLog()
+  /** The reference pages of large documents, in parts (issue 15). */
+  readonly referenceParts: ReferenceParts
   #closed = false
 
   constructor(
@@ -71,6 +75,11 @@ export class Registry {
     metrics: DomainMetrics = NO_METRICS,
     /** REGISTRY_OUTBOUND_HOSTS: where sync, SDK delivery and mirror pushes may connect (default: any public host, no internal one). */
     readonly outbound: OutboundPolicy = OutboundPolicy.DEFAULT,
+    /**
+     * The reference parts of large documents: above which size a document is split
+     * (REGISTRY_REFERENCE_SPLIT) and the memory limit of the thread that splits (REGISTRY_LINT_MEMORY_MB).
+     */
+    reference: { splitAboveBytes?: number; memoryMb?: number } = {},
   ) {
     this.organizations = new Organizations(index)
     this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
@@ -90,6 +99,9 @@ export class Registry {
     this.resources.deleteHooks.push(this.sdks.guardApiDelete)
     this.repositorySync = new RepositorySync(index, this.resources, this.uploads, LmdbRepositoryStore.of(index),
       new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), outbound, this.log)
+    this.referenceParts = new ReferenceParts(blobs, new ReferenceWorkers({ memoryMb: reference.memoryMb ?? 4096 }), {
+      ...DEFAULT_REFERENCE_PARTS, splitAboveBytes: reference.splitAboveBytes ?? DEFAULT_REFERENCE_PARTS.splitAboveBytes,
+    })
   }
 
   /** Opens a storage directory; `metrics` (optional) hears about the domain's work and the workers'. */
@@ -102,7 +114,9 @@ export class Registry {
       threads: options.workers, timeoutMs: options.lintTimeoutMs, memoryMb: options.lintMemoryMb,
       maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics,
     })
-    const registry = new Registry(index, blobs, documents, metrics, outbound)
+    const registry = new Registry(index, blobs, documents, metrics, outbound, {
+      splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,
+    })
     registry.mirror = new Mirror(index, index.mirror, blobs, { storage: options.storage, outbound })
     return registry
   }
@@ -128,6 +142,7 @@ export class Registry {
     await this.organizations.flushUse()
     await this.mirror?.close()
     await this.documents.close()
+    await this.referenceParts.close()
     await this.index.close()
   }
 }

@@ -1,9 +1,13 @@
+import { promisify } from 'node:util'
+import { gunzip } from 'node:zlib'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { DocumentFormat } from '../documents/types.js'
 import type { Reader } from '../domain/registry-refs.js'
 import type { Versions } from '../domain/versions.js'
 import type { VersionRecord } from '../store/records.js'
 import { YAML_TYPES } from './body-parsers.js'
+
+const gunzipAsync = promisify(gunzip)
 
 const CONTENT_TYPE: Record<DocumentFormat, string> = {
   json: 'application/json; charset=utf-8',
@@ -52,4 +56,17 @@ async function sendBytes(request: FastifyRequest, reply: FastifyReply, format: D
   reply.header('etag', etag).header('vary', 'Accept').header('cache-control', 'no-cache')
   if (matches(request.headers['if-none-match'], etag)) return reply.status(304).send()
   return reply.type(CONTENT_TYPE[format]).send(await bytes())
+}
+
+/**
+ * Sends JSON kept gzipped (a reference part): as it is to a client that accepts gzip, unzipped
+ * otherwise; `etag` names the content, a matching If-None-Match answers 304.
+ */
+export async function sendGzippedJson(request: FastifyRequest, reply: FastifyReply, etag: string, gzipped: Uint8Array) {
+  reply.header('etag', etag).header('vary', 'accept-encoding').header('cache-control', 'no-cache')
+  if (matches(request.headers['if-none-match'], etag)) return reply.status(304).send()
+  reply.type(CONTENT_TYPE.json)
+  const bytes = Buffer.from(gzipped.buffer, gzipped.byteOffset, gzipped.byteLength)
+  if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) return reply.header('content-encoding', 'gzip').send(bytes)
+  return reply.send(await gunzipAsync(bytes))
 }

@@ -6,11 +6,11 @@ import { normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '.
 import { RegistryError, notFound } from '../errors.js'
 import { SiteAssets } from '../sites/assets.js'
 import {
-  changelogPage, guidePage, landingPage, notFoundPage, referencePage, type SiteApiSummary, type SiteContext,
+  changelogPage, guidePage, landingPage, notFoundPage, referenceIndexPage, referencePage, referencePartPage, type SiteApiSummary, type SiteContext,
 } from '../sites/pages.js'
 import { registryNotFoundPage } from '../sites/registry-pages.js'
 import { sendAsset } from './asset-reply.js'
-import { sendDocument } from './document-reply.js'
+import { sendDocument, sendGzippedJson } from './document-reply.js'
 import { sendPage } from './html-reply.js'
 import { changelogItem } from '../sites/changelog.js'
 import { FormatQuery, Problem } from './schemas.js'
@@ -51,7 +51,9 @@ interface Located {
 /** Versions on a site's changelog page, newest first (the full history is in the public registry's changelog). */
 const CHANGELOG_PAGE_VERSIONS = 50
 
-const PageParams = { guide: Type.String({ maxLength: 200 }), api: Type.String({ maxLength: 200 }), file: Type.String({ maxLength: 200 }) }
+const PageParams = {
+  guide: Type.String({ maxLength: 200 }), api: Type.String({ maxLength: 200 }), part: Type.String({ maxLength: 200 }), file: Type.String({ maxLength: 200 }),
+}
 const SiteParams = { org: Type.String({ minLength: 1, maxLength: 64 }), site: Type.String({ minLength: 1, maxLength: 64 }) }
 
 /** An API as the pages show it: its slug and name, and title and version from its current document. */
@@ -66,6 +68,7 @@ const apiSummary = ({ api, current }: PublishedApi): SiteApiSummary => ({
 export async function sitePages(app: FastifyInstance, options: { registry: Registry }): Promise<void> {
   const { registry } = options
   const sites = registry.sites
+  const parts = registry.referenceParts
   const assets = SiteAssets.shared()
 
   const contextOf = ({ site, base }: Located): SiteContext => ({
@@ -116,9 +119,12 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
       return guidePage(contextOf(located), sites.publicGuide(located.site, param(request, 'guide')))
     }))
 
-    app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar)", { api: PageParams.api }) }, page(locate, (request) => {
+    // A large document's reference is an index of parts, each on its own page (domain/reference-parts.ts).
+    app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar), or the index of its parts", { api: PageParams.api }) }, page(locate, async (request) => {
       const located = locate(request)
-      return referencePage(contextOf(located), apiSummary(sites.publishedApi(located.site, param(request, 'api'))))
+      const published = sites.publishedApi(located.site, param(request, 'api'))
+      if (!parts.isSplit(published.current)) return referencePage(contextOf(located), apiSummary(published))
+      return referenceIndexPage(contextOf(located), apiSummary(published), await parts.parts(published.current))
     }))
 
     app.get(`${prefix}/apis/:api/changelog`, { schema: schema("An API's changelog (HTML)", { api: PageParams.api }) }, page(locate, async (request) => {
@@ -127,6 +133,33 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
       const { items, total } = await registry.changelog.page(published.api, { offset: 0, limit: CHANGELOG_PAGE_VERSIONS })
       return changelogPage(contextOf(located), apiSummary(published), items.map(changelogItem), total)
     }))
+
+    app.get(`${prefix}/apis/:api/parts/:part`, {
+      schema: schema("One part of a large API's reference (HTML, Scalar)", { api: PageParams.api, part: PageParams.part }),
+    }, page(locate, async (request) => {
+      const located = locate(request)
+      const published = sites.publishedApi(located.site, param(request, 'api'))
+      if (!parts.isSplit(published.current)) throw notFound('part')
+      const all = await parts.parts(published.current)
+      const part = all.find((p) => p.slug === param(request, 'part'))
+      if (!part) throw notFound('part')
+      // Scalar asks for the part's document next: start building it now.
+      parts.part(published.current, part.slug).catch((error: unknown) => request.log.warn({ err: error }, 'building a reference part failed'))
+      return referencePartPage(contextOf(located), apiSummary(published), all, part)
+    }))
+
+    app.get(`${prefix}/apis/:api/parts/:part/openapi.json`, {
+      schema: {
+        ...schema("A part of a large API's document, for its reference page, with ETag", { api: PageParams.api, part: PageParams.part }),
+        response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem },
+      },
+    }, async (request, reply) => {
+      const { current } = sites.publishedApi(locate(request).site, param(request, 'api'))
+      if (!parts.isSplit(current)) throw notFound('part')
+      const slug = param(request, 'part')
+      const { gzipped } = await parts.part(current, slug)
+      return sendGzippedJson(request, reply, `"${current.checksum}/${slug}"`, gzipped)
+    })
 
     app.get(`${prefix}/apis/:api/openapi.json`, {
       schema: {

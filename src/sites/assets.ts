@@ -70,6 +70,14 @@ section h2 { font-size: 20px; margin: 0 0 14px; }
 .prose img { max-width: 100%; }
 .pager { display: flex; justify-content: space-between; margin-top: 48px; padding-top: 20px; border-top: 1px solid var(--line); }
 .reference { min-height: calc(100vh - 56px); }
+.reference-bar { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 20px; padding: 10px 24px; border-bottom: 1px solid var(--line); background: var(--soft); font-size: 14px; }
+.reference-bar-current { font-weight: 600; }
+.reference-bar-pager { display: flex; gap: 20px; margin-left: auto; }
+.reference-index .part-list { padding-left: 1.5em; }
+.reference-index .part-list li { margin: 0 0 12px; }
+.reference-index .part-name { font-weight: 600; }
+.reference-index .part-meta, .reference-index .part-pieces { color: var(--muted); font-size: 14px; margin-left: 8px; }
+.reference-index .part-list p { margin: 2px 0 0; color: var(--muted); font-size: 14px; }
 .reference-missing { padding: 48px; color: var(--muted); }
 .not-found { padding: 80px 24px; text-align: center; }
 @media (max-width: 760px) {

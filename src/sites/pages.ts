@@ -149,9 +149,9 @@ ${changelogSection(items, total)}
 /**
  * Scalar's configuration: the document comes from our own host, and everything that would reach out
  * (default fonts from its CDN, the request client and its proxy, telemetry, the AI agent, developer
- * tools) is off.
+ * tools) is off. `extra` adds what one kind of page needs (a part's page hides its models and download).
  */
-export function scalarConfiguration(documentUrl: string): Record<string, unknown> {
+export function scalarConfiguration(documentUrl: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     url: documentUrl,
     withDefaultFonts: false,
@@ -164,14 +164,15 @@ export function scalarConfiguration(documentUrl: string): Record<string, unknown
     hideDarkModeToggle: true,
     forceDarkModeState: 'light',
     defaultOpenFirstTag: true,
+    ...extra,
   }
 }
 
 /** Scalar on a page: its mount point, its configuration as data, then its bundle and start-up script. */
-function scalarReference(documentUrl: string, assets: { scalar: string; referenceJs: string }): { body: SafeHtml; scripts: SafeHtml } {
+function scalarReference(documentUrl: string, assets: { scalar: string; referenceJs: string }, extra?: Record<string, unknown>): { body: SafeHtml; scripts: SafeHtml } {
   return {
     body: html`<div id="reference" class="reference"></div>
-<script type="application/json" id="reference-config">${jsonForScript(scalarConfiguration(documentUrl))}</script>`,
+<script type="application/json" id="reference-config">${jsonForScript(scalarConfiguration(documentUrl, extra))}</script>`,
     scripts: html`<script src="${assets.scalar}"></script>
 <script src="${assets.referenceJs}"></script>`,
   }
@@ -181,6 +182,67 @@ export function referencePage(ctx: SiteContext, api: SiteApiSummary): string {
   const current: Current = { kind: 'api', slug: api.slug }
   const { body, scripts } = scalarReference(`${ctx.base}/apis/${api.slug}/openapi.json`, ctx.assets)
   return layout(ctx, { title: `${apiLabel(api)} · ${ctx.title}`, current, body, scripts })
+}
+
+/** A part of a large document's reference, as its pages list it (see domain/reference-parts.ts). */
+export interface ReferencePartLink {
+  slug: string
+  name: string
+  description: string | null
+  piece: { index: number; of: number } | null
+  operations: number
+}
+
+const partLabel = (part: ReferencePartLink) => (part.piece ? `${part.name} (${part.piece.index} of ${part.piece.of})` : part.name)
+const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`
+/** Tag descriptions are shown as plain text, cut short: the index of a large API lists hundreds. */
+const shortText = (text: string) => (text.length > 240 ? `${text.slice(0, 240).trimEnd()}…` : text)
+
+/**
+ * The reference of a document too large for one page: its parts (tags, or path groups), each a link
+ * to its own Scalar page; a group in several pieces links each piece.
+ */
+export function referenceIndexPage(ctx: SiteContext, api: SiteApiSummary, parts: ReferencePartLink[]): string {
+  const current: Current = { kind: 'api', slug: api.slug }
+  const at = `${ctx.base}/apis/${api.slug}`
+  const groups: ReferencePartLink[][] = []
+  for (const part of parts) {
+    const last = groups[groups.length - 1]
+    if (last && part.piece && part.piece.index > 1 && last[0].name === part.name) last.push(part)
+    else groups.push([part])
+  }
+  const operations = parts.reduce((n, part) => n + part.operations, 0)
+  const body = html`<main class="content reference-index">
+<h1>${apiLabel(api)}</h1>
+<p class="lead">${api.version ? `Version ${api.version} · ` : ''}${plural(operations, 'operation')} in ${plural(groups.length, 'section')}. This API is large, so its reference has a page per section. <a href="${at}/openapi.json">Download the whole document</a>.</p>
+<ol class="part-list">
+${groups.map((group) => html`<li>
+<a class="part-name" href="${at}/parts/${group[0].slug}">${group[0].name}</a> <span class="part-meta">${plural(group.reduce((n, part) => n + part.operations, 0), 'operation')}</span>
+${group.length > 1 ? html`<span class="part-pieces">pages ${group.map((part, i) => html`${i > 0 ? ' · ' : ''}<a href="${at}/parts/${part.slug}">${part.piece?.index ?? i + 1}</a>`)}</span>` : ''}
+${group[0].description ? html`<p>${shortText(group[0].description)}</p>` : ''}
+</li>
+`)}</ol>
+</main>`
+  return layout(ctx, { title: `${apiLabel(api)} · ${ctx.title}`, current, body })
+}
+
+/** One part of a large document's reference: Scalar on the part's document, with the way back and on. */
+export function referencePartPage(ctx: SiteContext, api: SiteApiSummary, parts: ReferencePartLink[], part: ReferencePartLink): string {
+  const current: Current = { kind: 'api', slug: api.slug }
+  const at = `${ctx.base}/apis/${api.slug}`
+  const position = parts.findIndex((p) => p.slug === part.slug)
+  const previous = position > 0 ? parts[position - 1] : undefined
+  const next = position >= 0 ? parts[position + 1] : undefined
+  // The part's models are a slice of the API's, shown within its operations anyway; Scalar's download
+  // would give the part, where readers expect the whole document (the overview links it).
+  const { body, scripts } = scalarReference(`${at}/parts/${part.slug}/openapi.json`, ctx.assets, { hideModels: true, documentDownloadType: 'none' })
+  const bar = html`<nav class="reference-bar" aria-label="Sections">
+<a href="${at}">${apiLabel(api)}: all sections</a>
+<span class="reference-bar-current">${partLabel(part)}</span>
+<span class="reference-bar-pager">${previous ? html`<a href="${at}/parts/${previous.slug}" rel="prev">← ${partLabel(previous)}</a>` : ''}${next ? html`<a href="${at}/parts/${next.slug}" rel="next">${partLabel(next)} →</a>` : ''}</span>
+</nav>`
+  return layout(ctx, { title: `${partLabel(part)} · ${apiLabel(api)} · ${ctx.title}`, current, body: html`${bar}
+${body}`, scripts })
 }
 
 /**
