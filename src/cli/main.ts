@@ -1,6 +1,5 @@
 import { resolve } from 'node:path'
 import { Command, Option } from 'commander'
-import cliProgress from 'cli-progress'
 import { loadConfig } from '../config.js'
 import { backupStorage, collectGarbage, verifyStorage } from '../domain/maintenance.js'
 import { Organizations, roleOf } from '../domain/organizations.js'
@@ -12,6 +11,7 @@ import { KEY_ROLES, type KeyRole } from '../store/records.js'
 import { checkStorage, explainStartupFailure } from '../startup.js'
 import { importFile, listImportFiles, type ImportResult } from './import.js'
 import { registerMirrorCommands } from './mirror.js'
+import { progressBars, showsProgress, type ProgressBars } from './progress.js'
 
 interface GlobalOptions {
   storage?: string
@@ -39,6 +39,21 @@ const usableStorage = (): string => {
 function output(json: unknown, lines: string[]): void {
   if (globals().json) process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
   else if (lines.length) process.stdout.write(`${lines.join('\n')}\n`)
+}
+
+/** Progress bars for a long command: on a terminal only, never with --json. */
+function progressOf(command: string): ProgressBars {
+  return progressBars(command, showsProgress(process.stderr, Boolean(globals().json)))
+}
+
+/** Runs long work with its progress bars, and clears them before the result is printed. */
+async function withProgress<T>(command: string, work: (progress: ProgressBars['listener']) => Promise<T>): Promise<T> {
+  const bars = progressOf(command)
+  try {
+    return await work(bars.listener)
+  } finally {
+    bars.stop()
+  }
 }
 
 /** Opens only the index and blobs: the commands that need no worker threads. */
@@ -95,13 +110,13 @@ key.command('revoke <key-id>').description('revoke a key: the next request with 
 program.command('backup <dest-dir>').description('write a consistent, restorable copy of the storage directory')
   .action(async (destination: string) => withStore(async (index) => {
     const target = resolve(destination)
-    const result = await backupStorage(index, storageDir(), target)
+    const result = await withProgress('backup', (progress) => backupStorage(index, storageDir(), target, progress))
     output({ destination: target, ...result }, [`backup written to ${target} (${result.blobs} blobs)`])
   }))
 
 program.command('verify').description('check every blob against its checksum and every version against the blobs')
   .action(async () => withStore(async (index, blobs) => {
-    const report = await verifyStorage(index, blobs)
+    const report = await withProgress('verify', (progress) => verifyStorage(index, blobs, progress))
     output(report, [...report.problems, `${report.ok ? 'ok' : 'FAILED'}: ${report.blobs} blobs, ${report.versions} versions, ${report.problems.length} problems`])
     if (!report.ok) process.exitCode = 1
   }))
@@ -109,7 +124,7 @@ program.command('verify').description('check every blob against its checksum and
 program.command('gc').description('remove blobs that no version references, and temporary files a crash left')
   .option('--grace-minutes <n>', 'keep blobs younger than this (an upload writes its blob before committing)', '15')
   .action(async (options: { graceMinutes: string }) => withStore(async (index, blobs) => {
-    const result = await collectGarbage(index, blobs, Number(options.graceMinutes) * 60_000)
+    const result = await withProgress('gc', (progress) => collectGarbage(index, blobs, Number(options.graceMinutes) * 60_000, progress))
     output(result, [`removed ${result.removed} blobs, freed ${result.bytesFreed} bytes`])
   }))
 
@@ -123,19 +138,17 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
       const actor = { organization, keyId: 'cli', role: 'admin' as const }
       const root = resolve(directory)
       const files = await listImportFiles(root)
-      const interactive = process.stderr.isTTY && !globals().json
-      const bar = interactive ? new cliProgress.SingleBar({ format: 'import [{bar}] {value}/{total} {file}' }, cliProgress.Presets.shades_classic) : undefined
-      bar?.start(files.length, 0, { file: '' })
+      const bars = progressOf('import')
       const results: ImportResult[] = []
       for (const file of files) {
         const result = await importFile(registry, actor, root, file)
         results.push(result)
-        if (bar) bar.increment(1, { file: result.file })
+        if (bars.listener) bars.listener('files', results.length, files.length)
         else if (!globals().json) {
           process.stdout.write(`${result.outcome}\t${result.file}${result.slug ? `\t${result.kind}s/${result.slug}` : ''}${result.version ? ` v${result.version}` : ''}${result.error ? `\t${result.error}` : ''}\n`)
         }
       }
-      bar?.stop()
+      bars.stop()
       const count = (outcome: ImportResult['outcome']) => results.filter((r) => r.outcome === outcome).length
       const summary = { files: files.length, created: count('created'), new_versions: count('new-version'), unchanged: count('unchanged'), failed: count('failed'), skipped: count('skipped') }
       output({ ...summary, results }, [`${summary.files} files: ${summary.created} created, ${summary.new_versions} new versions, ${summary.unchanged} unchanged, ${summary.failed} failed, ${summary.skipped} skipped`])
@@ -145,7 +158,7 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
     }
   })
 
-registerMirrorCommands(program, { storageDir: usableStorage, output })
+registerMirrorCommands(program, { storageDir: usableStorage, output, withProgress })
 
 program.parseAsync(process.argv).catch((error: Error & { code?: string }) => {
   // A storage directory this user cannot use, or a bad setting: the line says how to fix it.

@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { Mirror } from '../domain/mirror.js'
+import type { ProgressListener } from '../domain/progress.js'
 import { OutboundPolicy } from '../domain/outbound.js'
 import { Organizations } from '../domain/organizations.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
@@ -11,6 +12,8 @@ import type { OrganizationRecord } from '../store/records.js'
 export interface CliContext {
   storageDir: () => string
   output: (json: unknown, lines: string[]) => void
+  /** Runs long work with progress bars on a terminal (see progress.ts). */
+  withProgress: <T>(command: string, work: (progress: ProgressListener | undefined) => Promise<T>) => Promise<T>
 }
 
 /** Opens the index and the mirror (without starting its writer), runs `action`, closes both. */
@@ -35,7 +38,7 @@ export function registerMirrorCommands(program: Command, context: CliContext): v
     .option('--org <slug>', 'only this organization')
     .action(async (options: { org?: string }) => withMirror(context, async (m, orgs) => {
       const targets: OrganizationRecord[] = options.org ? [orgs.requireBySlug(options.org)] : orgs.list()
-      const { queued } = await m.rebuild(targets)
+      const { queued } = await context.withProgress('mirror rebuild', (progress) => m.rebuild(targets, progress))
       const heads = Object.fromEntries(targets.map((org) => [org.slug, m.status(org).head]))
       context.output({ queued, heads }, queued
         ? [`queued: the running server rebuilds ${targets.length} organization(s) on its next round`]

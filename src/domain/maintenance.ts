@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto'
-import { cp, mkdir, readdir } from 'node:fs/promises'
-import { join } from 'node:path'
+import { constants } from 'node:fs'
+import { copyFile, mkdir, readdir } from 'node:fs/promises'
+import { dirname, join, relative } from 'node:path'
 import { canonicalJson, checksumOf } from '../documents/canonical.js'
 import { parseDocumentText } from '../documents/parse.js'
 import type { BlobRef, BlobStore, RegistryIndex } from '../store/interfaces.js'
+import { NO_PROGRESS, type ProgressListener } from './progress.js'
 
 export interface VerifyReport {
   ok: boolean
@@ -19,12 +21,14 @@ const refKey = (ref: BlobRef) => `${ref.checksum}.${ref.digest}.${ref.format}`
  * index against the blobs. Reads are not re-checked on the hot path: this is the guard against bytes
  * changed on disk.
  */
-export async function verifyStorage(index: RegistryIndex, blobs: BlobStore): Promise<VerifyReport> {
+export async function verifyStorage(index: RegistryIndex, blobs: BlobStore, progress: ProgressListener = NO_PROGRESS): Promise<VerifyReport> {
   const problems: string[] = []
   const present = new Set<string>()
+  const listed = await listBlobs(blobs, progress)
   let blobCount = 0
-  for await (const ref of blobs.list()) {
+  for (const ref of listed) {
     blobCount += 1
+    progress('checking blobs', blobCount, listed.length)
     present.add(refKey(ref))
     try {
       const bytes = await blobs.get(ref)
@@ -37,8 +41,10 @@ export async function verifyStorage(index: RegistryIndex, blobs: BlobStore): Pro
     }
   }
   let versionCount = 0
+  const versions = index.tallies().versions
   for (const version of index.allVersions()) {
     versionCount += 1
+    progress('checking versions', versionCount, versions)
     if (!present.has(refKey(version))) {
       problems.push(`version ${version.id} (${version.kind} ${version.resource_id} #${version.number}): blob ${refKey(version)} is missing`)
     }
@@ -60,17 +66,19 @@ export async function verifyStorage(index: RegistryIndex, blobs: BlobStore): Pro
  * touched since the cutoff at the moment of removal. Temporary files older than `graceMs` (a crash in
  * the middle of a blob write leaves one) go too; their bytes count in `bytesFreed`, not in `removed`.
  */
-export async function collectGarbage(index: RegistryIndex, blobs: BlobStore, graceMs = 15 * 60_000): Promise<{ removed: number; bytesFreed: number }> {
+export async function collectGarbage(
+  index: RegistryIndex, blobs: BlobStore, graceMs = 15 * 60_000, progress: ProgressListener = NO_PROGRESS,
+): Promise<{ removed: number; bytesFreed: number }> {
   const cutoff = Date.now() - graceMs
-  const candidates: BlobRef[] = []
-  for await (const ref of blobs.list()) if (ref.modifiedMs < cutoff) candidates.push(ref)
+  const candidates = (await listBlobs(blobs, progress)).filter((ref) => ref.modifiedMs < cutoff)
   const referenced = new Set<string>()
   for (const version of index.allVersions()) referenced.add(refKey(version))
   for (const version of index.mirroredVersions()) referenced.add(refKey(version))
+  const unreferenced = candidates.filter((ref) => !referenced.has(refKey(ref)))
   let removed = 0
   let bytesFreed = 0
-  for (const ref of candidates) {
-    if (referenced.has(refKey(ref))) continue
+  for (const [i, ref] of unreferenced.entries()) {
+    progress('removing unreferenced blobs', i + 1, unreferenced.length)
     const freed = await blobs.remove(ref, cutoff)
     if (freed > 0) removed += 1
     bytesFreed += freed
@@ -79,20 +87,49 @@ export async function collectGarbage(index: RegistryIndex, blobs: BlobStore, gra
   return { removed, bytesFreed }
 }
 
+/** Every stored blob, listed first so that the work on them can say how far it is. */
+async function listBlobs(blobs: BlobStore, progress: ProgressListener): Promise<(BlobRef & { size: number; modifiedMs: number })[]> {
+  const listed: (BlobRef & { size: number; modifiedMs: number })[] = []
+  for await (const ref of blobs.list()) {
+    listed.push(ref)
+    progress('listing blobs', listed.length)
+  }
+  return listed
+}
+
 /**
  * A consistent, restorable copy while the server runs: first a snapshot of the index, then the blobs.
  * Blobs are immutable and written before the index commit that references them, so every blob the
  * snapshot names is already on disk when the copy of the blobs starts.
  */
-export async function backupStorage(index: RegistryIndex, storage: string, destination: string): Promise<{ blobs: number }> {
+export async function backupStorage(
+  index: RegistryIndex, storage: string, destination: string, progress: ProgressListener = NO_PROGRESS,
+): Promise<{ blobs: number }> {
   await mkdir(destination, { recursive: true })
   const existing = await readdir(destination)
   if (existing.length > 0) throw new Error(`backup destination ${destination} is not empty`)
+  progress('index snapshot', 0, 1)
   await index.backup(join(destination, 'index'))
-  await cp(join(storage, 'blobs'), join(destination, 'blobs'), { recursive: true, errorOnExist: false, force: false })
-    .catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error })
-  let count = 0
-  const shards = await readdir(join(destination, 'blobs', 'sha256')).catch(() => [] as string[])
-  for (const shard of shards) count += (await readdir(join(destination, 'blobs', 'sha256', shard))).length
-  return { blobs: count }
+  progress('index snapshot', 1, 1)
+  const files = await filesUnder(join(storage, 'blobs'))
+  const made = new Set<string>()
+  for (const [i, file] of files.entries()) {
+    const target = join(destination, 'blobs', file)
+    if (!made.has(dirname(target))) {
+      await mkdir(dirname(target), { recursive: true })
+      made.add(dirname(target))
+    }
+    await copyFile(join(storage, 'blobs', file), target, constants.COPYFILE_EXCL)
+    progress('copying blobs', i + 1, files.length)
+  }
+  return { blobs: files.length }
+}
+
+/** The files under a folder (none when it does not exist), as paths relative to it. */
+async function filesUnder(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return []
+    throw error
+  })
+  return entries.filter((entry) => entry.isFile()).map((entry) => relative(root, join(entry.parentPath, entry.name))).sort()
 }

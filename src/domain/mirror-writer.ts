@@ -70,6 +70,8 @@ export class MirrorWriter {
   /** Waiting for a quiet moment (`idle` keeps waiting then). */
   private deferred = false
   private readonly log: MirrorLog
+  /** Told of each commit a rebuild writes in this process (`registry mirror rebuild` draws it). */
+  rebuildProgress: ((organizationId: string, done: number, total: number) => void) | undefined
 
   constructor(
     private readonly index: RegistryIndex,
@@ -301,8 +303,9 @@ export class MirrorWriter {
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
     await repo.ensure()
     const state: OrgState = { repo, tree: new MirrorTree(), head: undefined }
-    for (const entry of snapshot.history) {
+    for (const [i, entry] of snapshot.history.entries()) {
       state.head = await this.apply(state, entry)
+      this.rebuildProgress?.(org, i + 1, snapshot.history.length)
       await new Promise((resolve) => setImmediate(resolve))
     }
     this.states.set(org, state)

@@ -11,6 +11,7 @@ import { now } from './ids.js'
 import { MirrorPusher } from './mirror-pusher.js'
 import { MirrorWriter, type MirrorLog } from './mirror-writer.js'
 import { OutboundPolicy } from './outbound.js'
+import { NO_PROGRESS, type ProgressListener } from './progress.js'
 import { ForwardingLog } from './server-log.js'
 import { refuseControlCharacters } from './stored-urls.js'
 
@@ -114,10 +115,16 @@ export class Mirror {
    * Rebuilds organizations' repositories from the index. This process does it at once when it is the
    * writer (or can become it); otherwise the running server's writer does it on its next round.
    */
-  async rebuild(orgs: OrganizationRecord[]): Promise<{ queued: boolean }> {
+  async rebuild(orgs: OrganizationRecord[], progress: ProgressListener = NO_PROGRESS): Promise<{ queued: boolean }> {
     for (const org of orgs) await this.store.appendNow(org.id, { change: 'rebuild' })
-    this.writer.nudge()
-    await this.writer.idle()
+    const slugs = new Map(orgs.map((org) => [org.id, org.slug]))
+    this.writer.rebuildProgress = (id, done, total) => progress(`rebuilding ${slugs.get(id) ?? id}`, done, total)
+    try {
+      this.writer.nudge()
+      await this.writer.idle()
+    } finally {
+      this.writer.rebuildProgress = undefined
+    }
     return { queued: !this.writer.isWriter }
   }
 }
