@@ -83,6 +83,7 @@ export async function collectGarbage(
     if (freed > 0) removed += 1
     bytesFreed += freed
   }
+  await index.recordBlobs(-removed, -bytesFreed)
   bytesFreed += (await blobs.removeTemporaries?.(cutoff)) ?? 0
   return { removed, bytesFreed }
 }

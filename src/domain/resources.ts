@@ -6,7 +6,6 @@ import type {
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
 import { newId, now, resolveRef } from './ids.js'
-import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import type { Actor } from './organizations.js'
 import { checkSlug, deriveSlug } from './slugs.js'
 import { refuseControlCharacters } from './stored-urls.js'
@@ -51,7 +50,6 @@ export class Resources {
   constructor(
     private readonly index: RegistryIndex,
     private readonly uploads: Uploads,
-    private readonly metrics: DomainMetrics = NO_METRICS,
   ) {}
 
   /**
@@ -105,7 +103,6 @@ export class Resources {
     const created = await this.index.createResource(record, input.slug === undefined ? 'derived' : 'explicit',
       prepared && ((resource) => this.uploads.versionRecord(resource, 1, prepared, 'upload')),
       rulesetId === undefined ? undefined : () => this.requireRuleset(org, rulesetId))
-    if (created.version) this.metrics.versionWritten(kind, 'upload')
     return created
   }
 

@@ -97,7 +97,6 @@ export class Uploads {
         if (!this.sameGate(now, prepared, gate) || !this.compatibility.holds(now, nowCurrent, compatibility)) throw new StaleGate()
         return { version: this.versionRecord(now, number, prepared, source) }
       })
-      if (outcome.created) this.metrics.versionWritten(resource.kind, source)
       return outcome
     }, `the ${resource.kind === 'api' ? "API's lint gate, compatibility or current version" : `${resource.kind}'s compatibility or current version`} kept changing during the upload; retry it`)
   }
@@ -143,10 +142,10 @@ export class Uploads {
     return digest
   }
 
-  /** Stores a prepared document's blob; the caller's index transaction follows. */
+  /** Stores a prepared document's blob (tallied in the index when new); the caller's index transaction follows. */
   async storeBlob(prepared: PreparedDocument): Promise<void> {
     const { created, size } = await this.blobs.put(prepared, prepared.text)
-    if (created) this.metrics.blobWritten(size)
+    if (created) await this.index.recordBlobs(1, size)
   }
 
   versionRecord(resource: ResourceRecord, number: number, prepared: PreparedDocument, source: VersionSource): VersionRecord {

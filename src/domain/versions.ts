@@ -6,7 +6,6 @@ import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/
 import type { DocumentProcessor } from './documents.js'
 import { isUlid, newId, now } from './ids.js'
 import { StaleGate, withGateRetries, type CompatibilityGate } from './compatibility.js'
-import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { RegistryReferences, type Reader } from './registry-refs.js'
 
 export interface StoredDocument {
@@ -29,7 +28,6 @@ export class Versions {
     private readonly documents: DocumentProcessor,
     private readonly compatibility: CompatibilityGate,
     convertedCacheBytes = 64 * 1024 * 1024,
-    private readonly metrics: DomainMetrics = NO_METRICS,
   ) {
     this.converted = new LRUCache<string, Buffer>({ maxSize: convertedCacheBytes, sizeCalculation: (b) => Math.max(1, b.length) })
     this.references = new RegistryReferences(index, blobs)
@@ -79,7 +77,6 @@ export class Versions {
           version: { ...source, id: newId(), number, source: 'restore', restored_from: source.id, created_at: now() },
         }
       })
-      if (outcome.created) this.metrics.versionWritten(resource.kind, 'restore')
       return outcome
     }, `the ${resource.kind}'s compatibility or current version kept changing during the restore; retry it`)
   }

@@ -7,7 +7,6 @@ import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetr
 import type { WorkerEnd, WorkerObserver, WorkPhase } from '../documents/pool.js'
 import type { DomainMetrics } from '../domain/metrics.js'
 import type { Registry } from '../domain/registry.js'
-import type { ResourceKind, VersionSource } from '../store/records.js'
 import { RequestStats, type RequestRecorder } from './request-stats.js'
 
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]
@@ -20,12 +19,14 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
   private readonly requests = new RequestStats(REQUEST_BUCKETS)
   private readonly phaseSeconds: Histogram<'phase'>
   private readonly lintCacheLookups: Counter<'result'>
-  private readonly versions: Counter<'kind' | 'source'>
   private readonly workersReplaced: Counter<'reason'>
-  private readonly blobs: Gauge
-  private readonly blobBytes: Gauge
   private tracked: Registry | undefined
   private stopped = false
+  /** Blobs listed on disk when tracking began, and the index's blob tally just before the listing. */
+  private readonly listed = { count: 0, bytes: 0 }
+  private tallyAtListing = { count: 0, bytes: 0 }
+  /** What registry_versions_written_total last showed per kind and source (the index's tally then). */
+  private readonly versionsShown = new Map<string, number>()
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.prometheus]
@@ -42,20 +43,39 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
       name: 'registry_lint_cache_lookups_total', help: 'Lint results looked up before running Spectral, by result (hit or miss)',
       labelNames: ['result'], registers,
     })
-    this.versions = new Counter({
-      name: 'registry_versions_written_total', help: 'Versions committed, by resource kind and source',
+    const metrics = this
+    // Stored versions and blobs are read from the index at scrape time: its tallies are kept by every
+    // process that writes (the CLI too), where counting in this process missed an import or a gc.
+    new Counter({
+      name: 'registry_versions_written_total',
+      help: 'Versions committed to this storage by any process (server or CLI), by resource kind and source',
       labelNames: ['kind', 'source'], registers,
+      collect() {
+        for (const { kind, source, count } of metrics.tracked?.index.tallies().versionsWritten ?? []) {
+          const key = `${kind}\0${source}`
+          const delta = count - (metrics.versionsShown.get(key) ?? 0)
+          if (delta > 0) this.inc({ kind, source }, delta)
+          metrics.versionsShown.set(key, count)
+        }
+      },
+    })
+    new Gauge({
+      name: 'registry_versions', help: 'Versions stored, of every resource', registers,
+      collect() { this.set(metrics.tracked?.index.tallies().versions ?? 0) },
     })
     this.workersReplaced = new Counter({
       name: 'registry_document_workers_replaced_total',
       help: 'Document workers ended and replaced, by reason: runs, heap (recycled), timeout, memory, crash',
       labelNames: ['reason'], registers,
     })
-    this.blobs = new Gauge({
-      name: 'registry_blobs', help: 'Stored blobs (counted at start, then kept up to date by this process)', registers,
+    new Gauge({
+      name: 'registry_blobs', help: 'Stored blobs: counted on disk at start, then the changes every process (the CLI too) tallied in the index',
+      registers, collect() { this.set(metrics.blobs().count) },
     })
-    this.blobBytes = new Gauge({ name: 'registry_blob_bytes', help: 'Bytes of stored blobs (as registry_blobs)', registers })
-    const metrics = this
+    new Gauge({
+      name: 'registry_blob_bytes', help: 'Bytes of stored blobs (as registry_blobs)',
+      registers, collect() { this.set(metrics.blobs().bytes) },
+    })
     new Gauge({
       name: 'registry_document_queue_depth', help: 'Document tasks waiting for a worker', registers,
       collect() { this.set(metrics.tracked?.documents.queueSize ?? 0) },
@@ -77,10 +97,23 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
     return this.prometheus.contentType
   }
 
-  /** Follows a registry: its queue depth and readiness at scrape time; its blobs, counted once now. */
+  /**
+   * Follows a registry: its queue depth, readiness and the index's tallies at scrape time; its blobs,
+   * counted on disk once now (the tally may have drifted: a crash between a blob write and its tally).
+   */
   track(registry: Registry): void {
     this.tracked = registry
+    this.tallyAtListing = registry.index.tallies().blobs
     void this.countBlobs(registry).catch(() => undefined)
+  }
+
+  /** The blobs listed at start, plus what every process tallied since. */
+  private blobs(): { count: number; bytes: number } {
+    const now = this.tracked?.index.tallies().blobs ?? this.tallyAtListing
+    return {
+      count: this.listed.count + now.count - this.tallyAtListing.count,
+      bytes: this.listed.bytes + now.bytes - this.tallyAtListing.bytes,
+    }
   }
 
   /** Stops following the registry (the blob count in progress ends at its next step). */
@@ -91,8 +124,8 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
   private async countBlobs(registry: Registry): Promise<void> {
     for await (const blob of registry.blobs.list()) {
       if (this.stopped) return
-      this.blobs.inc()
-      this.blobBytes.inc(blob.size)
+      this.listed.count += 1
+      this.listed.bytes += blob.size
     }
   }
 
@@ -109,15 +142,6 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
 
   lintCache(hit: boolean): void {
     this.lintCacheLookups.inc(hit ? HIT : MISS)
-  }
-
-  versionWritten(kind: ResourceKind, source: VersionSource): void {
-    this.versions.inc({ kind, source })
-  }
-
-  blobWritten(bytes: number): void {
-    this.blobs.inc()
-    this.blobBytes.inc(bytes)
   }
 
   // WorkerObserver

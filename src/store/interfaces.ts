@@ -4,7 +4,7 @@
  */
 import type { DiffResult, DocumentFormat, Finding } from '../documents/types.js'
 import type {
-  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
+  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, VersionSource,
 } from './records.js'
 
 /**
@@ -37,6 +37,13 @@ export interface BlobStore {
    * epoch), which a crash during a write leaves behind; answers the bytes freed.
    */
   removeTemporaries?(olderThan: number): Promise<number>
+}
+
+export interface StorageTallies {
+  versions: number
+  versionsWritten: { kind: ResourceKind; source: VersionSource; count: number }[]
+  /** Since the tally began: blobs created less blobs removed (negative after gc of older blobs). */
+  blobs: { count: number; bytes: number }
 }
 
 /** How a new slug is chosen when it is taken: an explicit one conflicts, a derived one gets `-2`, `-3`… */
@@ -117,6 +124,12 @@ export interface RegistryIndex {
    */
   getDiffResult(method: string, fromChecksum: string, toChecksum: string): DiffResult | undefined
   putDiffResult(method: string, fromChecksum: string, toChecksum: string, result: DiffResult): Promise<void>
+
+  // Tallies for /metrics, kept by every process that writes (the CLI too)
+  /** Blobs created (positive) or removed (negative) by this process, and their bytes. */
+  recordBlobs(count: number, bytes: number): Promise<void>
+  /** Versions stored now, versions written by kind and source, and the blob tally (created minus removed). */
+  tallies(): StorageTallies
 
   /** Writes a consistent copy of the index to `directory`. */
   backup(directory: string): Promise<void>

@@ -34,6 +34,12 @@ export const DATABASES = {
   lintResults: 'lint-results',
   /** [resource kind, checksum] → true once a version with that content was committed for that kind */
   validDocuments: 'valid-documents',
+  /**
+   * Storage-wide tallies that every process (server and CLI) keeps in its own writes, for /metrics:
+   * ['versions-written', kind, source] → versions committed; ['blobs', 'count' | 'bytes'] → blobs
+   * created minus blobs removed, and their bytes, since the tally began
+   */
+  tallies: 'tallies',
   /** [diff method, from checksum, to checksum] → DiffResult: the diff of two documents, computed once */
   diffResults: 'diff-results',
   /**

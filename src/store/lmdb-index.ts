@@ -3,11 +3,11 @@ import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { RegistryError, notFound } from '../errors.js'
 import type { DiffResult, Finding } from '../documents/types.js'
-import type { BlobRef, RegistryIndex, SlugMode, VersionBuilder } from './interfaces.js'
+import type { BlobRef, RegistryIndex, SlugMode, StorageTallies, VersionBuilder } from './interfaces.js'
 import { DATABASES, keys, type Scope } from './layout.js'
 import { MirrorStore } from './mirror-store.js'
 import type {
-  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
+  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, VersionSource,
 } from './records.js'
 
 /** Keys of the index's databases: lmdb's ordered-binary encoding of strings, numbers and arrays of them. */
@@ -377,6 +377,33 @@ export class LmdbIndex implements RegistryIndex {
     this.db.organizationVersions.put(keys.organizationVersion(version.organization_id, version.id), [version.resource_id, version.number])
     this.db.current.put(version.resource_id, version)
     this.db.validDocuments.put(keys.validDocument(version.kind, version.checksum), true)
+    this.addToTally(['versions-written', version.kind, version.source], 1)
+  }
+
+  private addToTally(key: Key, delta: number): void {
+    this.db.tallies.put(key, (this.db.tallies.get(key) ?? 0) + delta)
+  }
+
+  async recordBlobs(count: number, bytes: number): Promise<void> {
+    if (count === 0 && bytes === 0) return
+    await this.atomic(() => {
+      this.addToTally(['blobs', 'count'], count)
+      this.addToTally(['blobs', 'bytes'], bytes)
+    })
+  }
+
+  /** Read at every scrape of /metrics: a handful of reads, and LMDB's own entry count of the versions. */
+  tallies(): StorageTallies {
+    const versionsWritten: StorageTallies['versionsWritten'] = []
+    for (const { key, value } of this.db.tallies.getRange({ start: ['versions-written'], end: ['versions-written', '\uffff'] })) {
+      const [, kind, source] = key as [string, ResourceKind, VersionSource]
+      versionsWritten.push({ kind, source, count: value as number })
+    }
+    return {
+      versions: (this.db.versions.getStats() as { entryCount: number }).entryCount,
+      versionsWritten,
+      blobs: { count: this.db.tallies.get(['blobs', 'count']) ?? 0, bytes: this.db.tallies.get(['blobs', 'bytes']) ?? 0 },
+    }
   }
 
   recentVersions(organizationId: string, limit: number): VersionRecord[] {
