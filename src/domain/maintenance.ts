@@ -114,23 +114,28 @@ export async function backupStorage(
   progress('index snapshot', 1, 1)
   const files = await filesUnder(join(storage, 'blobs'))
   const made = new Set<string>()
+  let copied = 0
   for (const [i, file] of files.entries()) {
     const target = join(destination, 'blobs', file)
     if (!made.has(dirname(target))) {
       await mkdir(dirname(target), { recursive: true })
       made.add(dirname(target))
     }
-    await copyFile(join(storage, 'blobs', file), target, constants.COPYFILE_EXCL)
+    // A blob a concurrent gc removed since the listing is one no version of the snapshot references.
+    if (await copyFile(join(storage, 'blobs', file), target, constants.COPYFILE_EXCL).then(() => true, missing)) copied += 1
     progress('copying blobs', i + 1, files.length)
   }
-  return { blobs: files.length }
+  return { blobs: copied }
+}
+
+/** False for a file that is not there (ENOENT); any other error is thrown. */
+function missing(error: NodeJS.ErrnoException): false {
+  if (error.code === 'ENOENT') return false
+  throw error
 }
 
 /** The files under a folder (none when it does not exist), as paths relative to it. */
 async function filesUnder(root: string): Promise<string[]> {
-  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return []
-    throw error
-  })
+  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch((error: NodeJS.ErrnoException) => missing(error) || [])
   return entries.filter((entry) => entry.isFile()).map((entry) => relative(root, join(entry.parentPath, entry.name))).sort()
 }
