@@ -51,9 +51,41 @@ function describe(doc: unknown, e: ErrorObject): ProblemItem {
       return { path, message: 'is not allowed here' }
     case 'type':
       return { path, message: `must be ${String(p.type).replace(/,/g, ' or ')}` }
+    case 'not': {
+      const exclusive = mutuallyExclusive(e)
+      if (exclusive) return { path, message: `${exclusive.map((name) => `'${name}'`).join(' and ')} cannot be used together` }
+      return { path, message: e.message ?? "fails 'not'" }
+    }
     default:
       return { path, message: e.message ?? `fails '${e.keyword}'` }
   }
+}
+
+/**
+ * The members a `not: { required: [a, b] }` forbids together (OpenAPI's `example` with `examples`, a
+ * License's `identifier` with `url`), when the validator was compiled with `verbose` (which gives the
+ * keyword's own schema on the error).
+ */
+function mutuallyExclusive(e: ErrorObject): string[] | undefined {
+  const schema = e.schema as { required?: unknown } | undefined
+  if (!isObject(schema) || !Array.isArray(schema.required) || schema.required.length < 2) return undefined
+  return schema.required.map(String)
+}
+
+/**
+ * Which alternative of the `oneOf`/`anyOf` error `c` the error `e` belongs to: an inlined branch's
+ * errors have the composite's schema path and the branch's index as prefix; a branch that is a `$ref`
+ * (the current 3.0 schema's parameters: PathParameter, QueryParameter …) has errors under the
+ * referenced definition's path, matched through the branches a verbose validator gives.
+ */
+function branchOf(c: ErrorObject, e: ErrorObject): string | undefined {
+  if (e === c || !under(e.instancePath, c.instancePath)) return undefined
+  const prefix = c.schemaPath + '/'
+  if (e.schemaPath.startsWith(prefix)) return e.schemaPath.slice(prefix.length).split('/')[0]
+  const alternatives: unknown[] = Array.isArray(c.schema) ? c.schema : []
+  const index = alternatives.findIndex((branch) => isObject(branch) && typeof branch.$ref === 'string'
+    && branch.$ref.startsWith('#/') && e.schemaPath.startsWith(branch.$ref + '/'))
+  return index < 0 ? undefined : String(index)
 }
 
 /**
@@ -99,11 +131,10 @@ export function ajvProblems(doc: unknown, errors: readonly ErrorObject[] | null 
   // say once what the allowed values are.
   for (const c of list.filter((e) => COMPOSITE.has(e.keyword))) {
     if (!list.includes(c)) continue
-    const prefix = c.schemaPath + '/'
     const branches = new Map<string, ErrorObject[]>()
     for (const e of list) {
-      if (e === c || !e.schemaPath.startsWith(prefix)) continue
-      const index = e.schemaPath.slice(prefix.length).split('/')[0]
+      const index = branchOf(c, e)
+      if (index === undefined) continue
       const group = branches.get(index) ?? []
       group.push(e)
       branches.set(index, group)
@@ -139,6 +170,14 @@ export function ajvProblems(doc: unknown, errors: readonly ErrorObject[] | null 
     }
     const at = list.indexOf(c)
     list = [...list.slice(0, at).filter((e) => !drop.has(e)), ...add, ...list.slice(at).filter((e) => !drop.has(e))]
+  }
+
+  // A failed `not: { required: [a, b] }` leaves a and b unevaluated too: one problem says it.
+  for (const e of list.filter((x) => x.keyword === 'not')) {
+    const names = mutuallyExclusive(e)
+    if (!names) continue
+    list = list.filter((o) => !(o.keyword === 'unevaluatedProperties' && o.instancePath === e.instancePath
+      && names.includes(String((o.params as { unevaluatedProperty?: unknown }).unevaluatedProperty))))
   }
 
   // Summaries of alternatives are only worth showing when nothing more precise is left.

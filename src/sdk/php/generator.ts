@@ -10,12 +10,12 @@
  * Output is a pure function of the input: sorted iteration where order is not given by the document,
  * no timestamps.
  */
+import { operationMembers } from '../../documents/operations.js'
 import type { GenerateTask, GeneratedFile, GeneratorApi } from '../types.js'
 import { camel, docText, phpString, studly, unique } from './names.js'
 
 export const PHP_GENERATOR = { name: 'registry-php', version: '1.0.0' }
 
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 
 type Json = Record<string, any>
 
@@ -251,9 +251,8 @@ function operations(document: Json): Operation[] {
   const paths: Json = document.paths ?? {}
   for (const path of Object.keys(paths)) {
     const item: Json = resolve(document, paths[path]) ?? {}
-    for (const method of HTTP_METHODS) {
-      const op: Json | undefined = item[method]
-      if (!op || typeof op !== 'object') continue
+    for (const { method, at } of operationMembers(item)) {
+      const op: Json = at.reduce((node: Json, key) => node[key], item)
       const fallback = `${method} ${path.replace(/\{([^}]+)\}/g, ' by $1 ')}`
       const name = unique(camel(typeof op.operationId === 'string' && op.operationId ? op.operationId : fallback, method), taken)
       result.push({
