@@ -101,7 +101,11 @@ export class CompatibilityGate {
 
   /** True while a decision still applies: run inside the commit transaction with what is there now. */
   holds(resource: ResourceRecord, current: VersionRecord | undefined, decision: GateDecision): boolean {
-    return policyOf(resource) === decision.policy && (current?.id ?? null) === decision.currentId
+    const policy = policyOf(resource)
+    if (policy !== decision.policy) return false
+    // Without a policy (`none`) the current version decides nothing: concurrent uploads must not refuse
+    // each other (they would answer 409 where they always got their own version numbers).
+    return directions(policy).length === 0 || (current?.id ?? null) === decision.currentId
   }
 
   /** The current version, and for a transitive policy every earlier one, each content once, newest first. */
