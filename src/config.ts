@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
+import { defaultFairness, type FairnessLimits } from './documents/fair-scheduler.js'
 import { parseOutboundHosts } from './domain/outbound.js'
 
 /** Runtime settings, read from the environment (CONTRACT §1). */
@@ -17,6 +18,8 @@ export interface Config {
   workerMaxRuns: number
   /** Heap size (MB) after a task above which a worker is replaced (0: never). */
   workerMaxHeapMb: number
+  /** How the document workers are shared: tasks running and waiting per organization and per key. */
+  fairness: Omit<FairnessLimits, 'slots'>
   /** When set, GET /metrics requires `Authorization: Bearer <this>`. */
   metricsToken: string | undefined
   bootstrapKey: string | undefined
@@ -114,8 +117,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 }
 
+/** REGISTRY_ORG_WORKERS, REGISTRY_KEY_WORKERS, REGISTRY_KEY_QUEUE, REGISTRY_ORG_QUEUE (see fair-scheduler.ts). */
+function fairness(env: NodeJS.ProcessEnv, workers: number): Omit<FairnessLimits, 'slots'> {
+  const defaults = defaultFairness(workers)
+  const perOrganization = integer('REGISTRY_ORG_WORKERS', env.REGISTRY_ORG_WORKERS, defaults.perOrganization, 1)
+  return {
+    perOrganization,
+    perKey: integer('REGISTRY_KEY_WORKERS', env.REGISTRY_KEY_WORKERS, Math.min(defaults.perKey, perOrganization), 1),
+    queuePerKey: integer('REGISTRY_KEY_QUEUE', env.REGISTRY_KEY_QUEUE, defaults.queuePerKey, 0),
+    queuePerOrganization: integer('REGISTRY_ORG_QUEUE', env.REGISTRY_ORG_QUEUE, defaults.queuePerOrganization, 0),
+  }
+}
+
 function readConfig(env: NodeJS.ProcessEnv): Config {
   const lintMemoryMb = integer('REGISTRY_LINT_MEMORY_MB', env.REGISTRY_LINT_MEMORY_MB, 4096, 64)
+  const workers = integer('REGISTRY_WORKERS', env.REGISTRY_WORKERS, Math.max(1, Math.min(4, availableParallelism())), 1)
   return {
     port: integer('PORT', env.PORT, 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -124,7 +140,8 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     bodyLimit: size('REGISTRY_BODY_LIMIT', env.REGISTRY_BODY_LIMIT, '64mb'),
     lintTimeoutMs: integer('REGISTRY_LINT_TIMEOUT_MS', env.REGISTRY_LINT_TIMEOUT_MS, 120_000, 1),
     lintMemoryMb,
-    workers: integer('REGISTRY_WORKERS', env.REGISTRY_WORKERS, Math.max(1, Math.min(4, availableParallelism())), 1),
+    workers,
+    fairness: fairness(env, workers),
     workerMaxRuns: integer('REGISTRY_WORKER_MAX_RUNS', env.REGISTRY_WORKER_MAX_RUNS, 1000),
     workerMaxHeapMb: integer('REGISTRY_WORKER_MAX_HEAP_MB', env.REGISTRY_WORKER_MAX_HEAP_MB, Math.min(1024, Math.floor(lintMemoryMb / 2))),
     metricsToken: env.REGISTRY_METRICS_TOKEN || undefined,

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp, type AppConfig } from '../src/app.js'
 import type { DocumentProcessor } from '../src/domain/documents.js'
-import { Registry } from '../src/domain/registry.js'
+import { Registry, type RegistryOptions } from '../src/domain/registry.js'
 import { RegistryMetrics } from '../src/metrics/registry-metrics.js'
 import type { BlobStore } from '../src/store/interfaces.js'
 
@@ -50,12 +50,14 @@ export async function startTestServer(options: {
   outboundHosts?: string[]
   /** REGISTRY_REFERENCE_SPLIT: documents larger than this get reference pages in parts (default 1 MB). */
   referenceSplitBytes?: number
+  /** How the one document worker is shared between organizations and keys (default: the server's). */
+  fairness?: RegistryOptions['fairness']
 } = {}): Promise<TestServer> {
   const storage = options.storage ?? tempDir()
   const metrics = new RegistryMetrics()
   const opened = Registry.open({
     storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
-    outboundHosts: options.outboundHosts, referenceSplitBytes: options.referenceSplitBytes,
+    outboundHosts: options.outboundHosts, referenceSplitBytes: options.referenceSplitBytes, fairness: options.fairness,
   }, metrics)
   const registry = options.wrapDocuments || options.wrapBlobs
     ? new Registry(opened.index, options.wrapBlobs?.(opened.blobs) ?? opened.blobs,

@@ -16,6 +16,7 @@
  */
 import { Piscina, queueOptionsSymbol } from 'piscina'
 import { RegistryError } from '../errors.js'
+import { defaultFairness, FairScheduler, type FairnessLimits } from './fair-scheduler.js'
 import { assertFitsHeap, maxDocumentBytes } from './heap-budget.js'
 import type {
   CheckResult,
@@ -75,6 +76,8 @@ export interface DocumentWorkersOptions {
   /** Retire a worker whose heap after a task is above this many MB (0 or absent: never). */
   maxHeapMb?: number
   observer?: WorkerObserver
+  /** How the workers are shared between organizations and keys (default: defaultFairness(threads)). */
+  fairness?: Omit<FairnessLimits, 'slots'>
   /** The worker module (a URL or path); tests give one that misbehaves. Default: worker.ts next to this file. */
   filename?: string
 }
@@ -125,6 +128,7 @@ export class DocumentWorkers {
   readonly #maxRuns: number
   readonly #maxHeapBytes: number
   readonly #observer: WorkerObserver
+  readonly #scheduler: FairScheduler
   #nextRun = 0
   #closed = false
 
@@ -135,6 +139,7 @@ export class DocumentWorkers {
     this.#maxRuns = options.maxRuns ?? 0
     this.#maxHeapBytes = (options.maxHeapMb ?? 0) * 1024 * 1024
     this.#observer = options.observer ?? NO_OBSERVER
+    this.#scheduler = new FairScheduler({ ...(options.fairness ?? defaultFairness(threads)), slots: threads })
     this.#pool = new Piscina({
       filename: options.filename ?? workerFile(),
       minThreads: threads,
@@ -206,7 +211,7 @@ export class DocumentWorkers {
   }
 
   get queueSize(): number {
-    return this.#pool.queueSize
+    return this.#scheduler.waiting + this.#pool.queueSize
   }
 
   /** Share of the pool's capacity in use, 0..1. */
@@ -226,6 +231,15 @@ export class DocumentWorkers {
   async #run<R>(task: WorkerTask, transferList?: ArrayBuffer[]): Promise<R> {
     // Before the task is sent: a document too large for the worker's heap could abort the process.
     assertFitsHeap(task, this.#memoryMb)
+    const release = await this.#scheduler.acquire()
+    try {
+      return await this.#runNow<R>(task, transferList)
+    } finally {
+      release()
+    }
+  }
+
+  async #runNow<R>(task: WorkerTask, transferList?: ArrayBuffer[]): Promise<R> {
     const runId = ++this.#nextRun
     const controller = new AbortController()
     let timer: NodeJS.Timeout | undefined

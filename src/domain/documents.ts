@@ -9,6 +9,9 @@ import type {
 import type { SearchTerms } from '../documents/search-terms.js'
 import type { ResourceKind } from '../store/records.js'
 
+/** Document work done inside it counts as this organization's and key's (the workers are shared fairly). */
+export { runAsTenant } from '../documents/fair-scheduler.js'
+
 type Input<T> = Omit<T, 'op'>
 
 export interface DocumentProcessor {

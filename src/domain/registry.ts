@@ -35,7 +35,7 @@ import { ReferenceWorkers } from '../documents/reference-pool.js'
 import { DEFAULT_REFERENCE_PARTS, ReferenceParts } from './reference-parts.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
-  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes'>>
+  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes' | 'fairness'>>
 
 /** The whole domain, wired to a storage directory. */
 export class Registry {
@@ -112,7 +112,7 @@ export class Registry {
     const blobs = new FsBlobStore(options.storage, { cacheBytes: options.documentCacheBytes })
     const documents = new DocumentWorkers({
       threads: options.workers, timeoutMs: options.lintTimeoutMs, memoryMb: options.lintMemoryMb,
-      maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics,
+      maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics, fairness: options.fairness,
     })
     const registry = new Registry(index, blobs, documents, metrics, outbound, {
       splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { runAsTenant } from '../domain/documents.js'
 import { allows, type Actor } from '../domain/organizations.js'
 import type { Registry } from '../domain/registry.js'
 import { csrfTokenMatches } from '../domain/sessions.js'
@@ -78,6 +79,7 @@ export function requireKeys(app: FastifyInstance, registry: Registry): void {
     }
     done()
   })
+  scheduleAsActor(app)
 }
 
 /** Public routes: a key is optional, but one that is sent must be valid. */
@@ -86,6 +88,20 @@ export function optionalKeys(app: FastifyInstance, registry: Registry): void {
     if (request.headers.authorization !== undefined) {
       request.actor = registry.organizations.authenticate(request.headers.authorization)
     }
+  })
+  scheduleAsActor(app)
+}
+
+/**
+ * The handler (and all it awaits) runs as its key's and organization's work, which the document
+ * workers share fairly. A callback hook that runs the rest of the request inside the async context:
+ * the last hook before the handler, after the body was read (a parser would lose the context).
+ */
+function scheduleAsActor(app: FastifyInstance): void {
+  app.addHook('preHandler', (request, _reply, done) => {
+    const actor = request.actor
+    if (!actor) return done()
+    runAsTenant({ organization: actor.organization.id, key: actor.keyId }, () => done())
   })
 }
 

@@ -1,0 +1,183 @@
+/**
+ * Fair use of the document workers between tenants (organizations and their keys). Piscina's own
+ * queue is first come, first served: one key's burst of slow uploads made every other organization
+ * wait behind all of it. Tasks are handed to the pool only when a worker is free, taken round-robin
+ * over the organizations that wait (first come, first served within one), so another organization's
+ * task waits for at most one running task per worker, never behind a queue. One organization runs at
+ * most `perOrganization` tasks at once (below the worker count, a worker is left for the others), one
+ * key at most `perKey`; the tasks waiting per key and per organization are bounded, and past them a
+ * task is refused at once with 503 `unavailable` and a Retry-After from the recent task times.
+ *
+ * Who asks is carried with the request's async context (`runAsTenant`, set by the HTTP layer once the
+ * key is known), so the domain code between the route and the pool passes nothing along. Work with no
+ * tenant (syncs, public pages read without a key) shares one.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { RegistryError } from '../errors.js'
+
+export interface Tenant {
+  organization: string
+  key: string
+}
+
+export interface FairnessLimits {
+  /** Tasks run at once (the pool's worker count). */
+  slots: number
+  /** Most tasks of one organization running at once. */
+  perOrganization: number
+  /** Most tasks of one key running at once. */
+  perKey: number
+  /** Most tasks of one key waiting; past it, 503. */
+  queuePerKey: number
+  /** Most tasks of one organization waiting; past it, 503. */
+  queuePerOrganization: number
+}
+
+/** The defaults for `threads` workers: half the workers per organization and per key (at least one). */
+export function defaultFairness(threads: number): FairnessLimits {
+  const perOrganization = Math.max(1, Math.ceil(threads / 2))
+  return { slots: threads, perOrganization, perKey: perOrganization, queuePerKey: 32, queuePerOrganization: 128 }
+}
+
+const tenants = new AsyncLocalStorage<Tenant>()
+
+/** Runs `work` (and everything it awaits) as `tenant`'s: the document workers schedule it as such. */
+export const runAsTenant = <T>(tenant: Tenant, work: () => T): T => tenants.run(tenant, work)
+
+const NOBODY: Tenant = { organization: '', key: '' }
+
+interface Waiter {
+  key: string
+  start: () => void
+}
+
+interface OrganizationState {
+  running: number
+  waiting: Waiter[]
+}
+
+interface KeyState {
+  running: number
+  waiting: number
+}
+
+/** Seconds a task took, averaged over recent ones (the Retry-After estimate); starts at one second. */
+const SMOOTHING = 0.2
+
+export class FairScheduler {
+  readonly #limits: FairnessLimits
+  #free: number
+  readonly #organizations = new Map<string, OrganizationState>()
+  readonly #keys = new Map<string, KeyState>()
+  /** Organizations with waiting tasks, in the order they are served next. */
+  readonly #turns: string[] = []
+  #waiting = 0
+  #averageSeconds = 1
+
+  constructor(limits: FairnessLimits) {
+    this.#limits = limits
+    this.#free = Math.max(1, limits.slots)
+  }
+
+  /** Tasks waiting for a worker. */
+  get waiting(): number {
+    return this.#waiting
+  }
+
+  /** Waits for this tenant's turn; answers the function that gives the worker back (call it once). */
+  async acquire(): Promise<() => void> {
+    const tenant = tenants.getStore() ?? NOBODY
+    const keyId = `${tenant.organization}\n${tenant.key}`
+    const organization = this.#organizationState(tenant.organization)
+    const key = this.#keyState(keyId)
+    if (this.#free > 0 && organization.waiting.length === 0 && this.#mayStart(organization, keyId)) {
+      this.#start(organization, key)
+    } else {
+      if (key.waiting >= this.#limits.queuePerKey || organization.waiting.length >= this.#limits.queuePerOrganization) {
+        this.#forget(tenant.organization, keyId)
+        throw this.#busy(organization)
+      }
+      key.waiting += 1
+      this.#waiting += 1
+      await new Promise<void>((resolve) => {
+        organization.waiting.push({ key: keyId, start: resolve })
+        if (!this.#turns.includes(tenant.organization)) this.#turns.push(tenant.organization)
+        // Another key of an organization whose waiting tasks are held by their own key's cap may run now.
+        this.#dispatch()
+      })
+    }
+    const began = performance.now()
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.#averageSeconds += SMOOTHING * ((performance.now() - began) / 1000 - this.#averageSeconds)
+      this.#free += 1
+      organization.running -= 1
+      key.running -= 1
+      this.#forget(tenant.organization, keyId)
+      this.#dispatch()
+    }
+  }
+
+  #organizationState(id: string): OrganizationState {
+    let state = this.#organizations.get(id)
+    if (!state) this.#organizations.set(id, (state = { running: 0, waiting: [] }))
+    return state
+  }
+
+  #keyState(id: string): KeyState {
+    let state = this.#keys.get(id)
+    if (!state) this.#keys.set(id, (state = { running: 0, waiting: 0 }))
+    return state
+  }
+
+  #mayStart(organization: OrganizationState, keyId: string): boolean {
+    return organization.running < this.#limits.perOrganization && (this.#keys.get(keyId)?.running ?? 0) < this.#limits.perKey
+  }
+
+  #start(organization: OrganizationState, key: KeyState): void {
+    this.#free -= 1
+    organization.running += 1
+    key.running += 1
+  }
+
+  /** Drops the state of an organization and a key that have nothing running or waiting. */
+  #forget(organizationId: string, keyId: string): void {
+    const key = this.#keys.get(keyId)
+    if (key && key.running === 0 && key.waiting === 0) this.#keys.delete(keyId)
+    const organization = this.#organizations.get(organizationId)
+    if (organization && organization.running === 0 && organization.waiting.length === 0) this.#organizations.delete(organizationId)
+  }
+
+  /** Gives free workers to waiting tasks, one organization at a time in turn. */
+  #dispatch(): void {
+    let passed = 0
+    while (this.#free > 0 && passed < this.#turns.length) {
+      const id = this.#turns.shift()!
+      const organization = this.#organizations.get(id)
+      const index = organization ? organization.waiting.findIndex((waiter) => this.#mayStart(organization, waiter.key)) : -1
+      if (!organization || index < 0) {
+        if (organization?.waiting.length) this.#turns.push(id)
+        passed += 1
+        continue
+      }
+      const [waiter] = organization.waiting.splice(index, 1)
+      const key = this.#keyState(waiter.key)
+      key.waiting -= 1
+      this.#waiting -= 1
+      this.#start(organization, key)
+      if (organization.waiting.length > 0) this.#turns.push(id)
+      passed = 0
+      waiter.start()
+    }
+  }
+
+  #busy(organization: OrganizationState): RegistryError {
+    const ahead = organization.waiting.length + organization.running
+    const seconds = Math.min(600, Math.max(1, Math.ceil((this.#averageSeconds * ahead) / this.#limits.perOrganization)))
+    return new RegistryError('unavailable',
+      `too many documents of this organization or key are waiting for validation and lint (${organization.waiting.length} waiting); `
+      + `retry in ${seconds} s; nothing was stored`, undefined, { 'retry-after': String(seconds) })
+  }
+}
