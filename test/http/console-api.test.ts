@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { PAGE_CSP } from '../../src/http/html-reply.js'
 import { waitForBuild } from '../sdk/support.js'
-import { json, petstore, startTestServer, type TestServer } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, type TestServer } from '../helpers.js'
 
 const names = (response: Parameters<typeof json>[0]) => json(response).data.map((r: { name: string }) => r.name)
 
@@ -47,7 +47,9 @@ t.test('lists are searched by name (any case, anywhere in it) and ordered both w
 })
 
 t.test('the overview: counts, latest versions, failed syncs and builds', async (t) => {
-  const s = await startTestServer()
+  // The failing sync and build connect to a closed port on loopback, which the outbound policy
+  // refuses unless the operator allows it.
+  const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
   t.teardown(s.close)
   const [petstoreId, billingId] = await createApis(s, ['Petstore', 'Billing'])
   await s.call({ method: 'POST', url: `/v1/apis/${petstoreId}/spec`, payload: { document: petstore('1.0.0') } })
