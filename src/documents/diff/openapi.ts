@@ -21,8 +21,11 @@ function operationsOf(item: Loc | undefined): Map<string, Loc> {
   return found
 }
 
-function methodsOf(before: Map<string, Loc>, after: Map<string, Loc>): string[] {
-  return [...new Set([...before.keys(), ...after.keys()])]
+/** The operations of two path items paired by method, each present on one side at least. */
+function pairOperations(before: Loc | undefined, after: Loc | undefined): { method: string; bOp?: Loc; aOp?: Loc }[] {
+  const bOps = operationsOf(before)
+  const aOps = operationsOf(after)
+  return [...new Set([...bOps.keys(), ...aOps.keys()])].map((method) => ({ method, bOp: bOps.get(method), aOp: aOps.get(method) }))
 }
 
 /** Members of operations, parameters, bodies and responses that only document. */
@@ -213,11 +216,7 @@ class OpenApiDiff {
   private comparePathItem(bPath: string | undefined, aPath: string | undefined, bPaths: Loc, aPaths: Loc, webhooks: boolean): void {
     const bItem = bPath === undefined ? undefined : this.#before.follow(child(bPaths, bPath))
     const aItem = aPath === undefined ? undefined : this.#after.follow(child(aPaths, aPath))
-    const bOps = operationsOf(bItem)
-    const aOps = operationsOf(aItem)
-    for (const method of methodsOf(bOps, aOps)) {
-      const bOp = bOps.get(method)
-      const aOp = aOps.get(method)
+    for (const { method, bOp, aOp } of pairOperations(bItem, aItem)) {
       const hasB = bOp !== undefined
       const hasA = aOp !== undefined
       const operation = this.#result.operation({ method, path: this.label(hasA ? aPath! : bPath!, webhooks) })
@@ -269,15 +268,10 @@ class OpenApiDiff {
       for (const expression of keywordsOf(bc, ac)) {
         const bItem = this.#before.follow(child(bCallback, expression))
         const aItem = this.#after.follow(child(aCallback, expression))
-        const bOps = operationsOf(bItem)
-        const aOps = operationsOf(aItem)
-        for (const method of methodsOf(bOps, aOps)) {
-          const bOp = bOps.get(method)
-          const aOp = aOps.get(method)
+        for (const { method, bOp, aOp } of pairOperations(bItem, aItem)) {
           const hasB = bOp !== undefined
           const hasA = aOp !== undefined
           const label = `${prefix}callback ${shown(name)} ${method.toUpperCase()} ${expression}`
-          if (!hasB && !hasA) continue
           if (!hasA) this.direct(operation, CHECKS.operationRemoved, 'removed', bOp!.ptr, `${label} was removed`)
           else if (!hasB) this.direct(operation, CHECKS.operationAdded, 'added', aOp.ptr, `${label} was added`)
           else this.compareOperation(operation, { item: bItem, op: bOp, path: expression }, { item: aItem, op: aOp, path: expression }, true, `${label}: `)
