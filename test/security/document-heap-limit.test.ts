@@ -6,7 +6,7 @@
  * payloads, read on the event loop before their signature can be checked, are bounded in size and depth.
  */
 import { rmSync } from 'node:fs'
-import { request } from 'node:http'
+import { connect } from 'node:net'
 import t from 'tap'
 import { json, petstore, startTestServer } from '../helpers.js'
 import { startServer } from '../process/spawn.js'
@@ -21,17 +21,39 @@ function bigOpenApi(size: number): string {
 }
 
 /**
- * POST that reads the answer even when the server answers (413 from Content-Length) and closes before
- * the whole body was written, as it may: fetch then fails with EPIPE instead of showing the answer.
+ * POST over a bare socket that writes the body piece by piece, a few milliseconds apart, and stops once
+ * the server has answered, as a client does that reads while it sends. The server answers a 413 from
+ * Content-Length and closes; a client that went on writing at full speed (Node's HTTP client, fetch) gets
+ * EPIPE, and the reset that follows drops the answer it had not yet read.
  */
 function postEarlyAnswer(url: string, key: string, body: string): Promise<{ status: number; body: string }> {
+  const { hostname, port, pathname } = new URL(url)
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = ''
-      res.setEncoding('utf8').on('data', (chunk) => { text += chunk }).on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+    const socket = connect(Number(port), hostname)
+    let received = ''
+    const answer = () => {
+      const [head = '', text = ''] = received.split('\r\n\r\n', 2)
+      return { head, text, length: Number(/content-length: (\d+)/i.exec(head)?.[1] ?? -1) }
+    }
+    const finish = () => {
+      const { head, text } = answer()
+      socket.destroy()
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), body: text })
+    }
+    socket.setEncoding('utf8').on('data', (chunk) => {
+      received += chunk
+      const { length, text } = answer()
+      if (length >= 0 && Buffer.byteLength(text) >= length) finish()
     })
-    req.on('error', (error: NodeJS.ErrnoException) => { if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error) })
-    req.end(body)
+    socket.on('close', finish)
+    socket.on('error', (error: NodeJS.ErrnoException) => { if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error) })
+    const bytes = Buffer.from(body)
+    const writeFrom = (offset: number): void => {
+      if (received !== '' || offset >= bytes.length || socket.destroyed) return
+      socket.write(bytes.subarray(offset, offset + 64 * 1024), () => setTimeout(() => writeFrom(offset + 64 * 1024), 5))
+    }
+    socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${key}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`, () => writeFrom(0))
   })
 }
 
