@@ -14,6 +14,8 @@ import { parseDocumentText } from '../src/documents/parse.js'
 import { Organizations } from '../src/domain/organizations.js'
 import { newId, now } from '../src/domain/ids.js'
 import { LmdbIndex } from '../src/store/lmdb-index.js'
+import { LmdbStorage } from '../src/storage/lmdb/storage.js'
+import { FsBlobStore } from '../src/store/fs-blob-store.js'
 import type { ResourceRecord } from '../src/store/records.js'
 import { generateOpenApi } from './generate.js'
 import { compareThroughput, load, median } from './load.js'
@@ -128,7 +130,7 @@ function validateAndLintMs(uploads: Upload[], warmUp?: Upload): Promise<number[]
 
 async function seedApis(storage: string, count: number): Promise<void> {
   const index = new LmdbIndex(join(storage, 'index'))
-  const orgs = new Organizations(index)
+  const orgs = new Organizations(new LmdbStorage({ root: index.root, blobs: new FsBlobStore(storage) }))
   const { organization } = await orgs.create('default', 'Default', KEY)
   const at = now()
   for (let start = 0; start < count; start += 2000) {
@@ -414,15 +416,15 @@ async function consoleFigures() {
 async function storageFigure() {
   log('storage')
   const storage = join(work, 'storage')
-  const index = new LmdbIndex(join(storage, 'index'))
-  const orgs = new Organizations(index)
+  const port = new LmdbStorage(storage)
+  const orgs = new Organizations(port)
   const keys: string[] = []
   for (let o = 0; o < 10; o++) {
     const key = `sk_${String(o).repeat(43)}`
     await orgs.create(`org-${o}`, `Org ${o}`, key)
     keys.push(key)
   }
-  await index.close()
+  await port.close()
   const server = await startRegistry(storage, KEY)
   running.push(server)
   const distinct = Array.from({ length: 100 }, (_, i) => JSON.stringify(generateOpenApi(20_000, 1000 + i, `API ${i}`)))

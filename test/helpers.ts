@@ -64,7 +64,7 @@ export async function startTestServer(options: {
       options.wrapDocuments?.(opened.documents, metrics) ?? opened.documents, metrics, opened.outbound,
       { splitAboveBytes: options.referenceSplitBytes, memoryMb: 1024 })
     : opened
-  const created = registry.organizations.bySlug('acme')
+  const created = await registry.organizations.bySlug('acme')
     ? undefined
     : await registry.organizations.create('acme', 'Acme')
   const app = await buildApp(registry, appConfig(options.config), { logger: false, metrics })
@@ -72,7 +72,7 @@ export async function startTestServer(options: {
   registry.log.use({ warn: (details, message) => serverLog.push({ ...details, message }) })
   const key = created?.secret ?? ''
   return {
-    app, registry, storage, key, serverLog, orgId: created?.organization.id ?? registry.organizations.requireBySlug('acme').id,
+    app, registry, storage, key, serverLog, orgId: created?.organization.id ?? (await registry.organizations.requireBySlug('acme')).id,
     call: ({ key: callKey, ...request }) => {
       const headers = { ...(request.headers ?? {}) } as Record<string, string>
       const useKey = callKey === undefined ? key : callKey

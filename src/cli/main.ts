@@ -7,6 +7,7 @@ import { Registry } from '../domain/registry.js'
 import { keyView, organizationView } from '../domain/views.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
+import { LmdbStorage } from '../storage/lmdb/storage.js'
 import { KEY_ROLES, type KeyRole } from '../store/records.js'
 import { checkStorage, explainStartupFailure } from '../startup.js'
 import { importFile, listImportFiles, type ImportResult } from './import.js'
@@ -57,6 +58,16 @@ async function withProgress<T>(command: string, work: (progress: ProgressBars['l
 }
 
 /** Opens only the index and blobs: the commands that need no worker threads. */
+/** The storage port on the storage directory, for the features that moved onto it (docs/storage.md). */
+async function withStorage<T>(action: (storage: LmdbStorage) => Promise<T>): Promise<T> {
+  const storage = new LmdbStorage(usableStorage())
+  try {
+    return await action(storage)
+  } finally {
+    await storage.close()
+  }
+}
+
 async function withStore<T>(action: (index: LmdbIndex, blobs: FsBlobStore) => Promise<T>): Promise<T> {
   const storage = usableStorage()
   const index = new LmdbIndex(`${storage}/index`)
@@ -76,13 +87,13 @@ program.command('serve').description('run the server (what npm start runs)').act
 const org = program.command('org').description('organizations')
 org.command('create <slug>').description('create an organization and its first key')
   .option('--name <name>', 'display name')
-  .action(async (slug: string, options: { name?: string }) => withStore(async (index) => {
-    const created = await new Organizations(index).create(slug, options.name)
+  .action(async (slug: string, options: { name?: string }) => withStorage(async (storage) => {
+    const created = await new Organizations(storage).create(slug, options.name)
     output({ organization: organizationView(created.organization), api_key: created.secret },
       [`organization ${created.organization.slug} (${created.organization.id})`, `API key: ${created.secret}`])
   }))
-org.command('list').description('list organizations').action(async () => withStore(async (index) => {
-  const orgs = new Organizations(index).list()
+org.command('list').description('list organizations').action(async () => withStorage(async (storage) => {
+  const orgs = await new Organizations(storage).list()
   output({ organizations: orgs.map(organizationView) }, orgs.map((o) => `${o.slug}\t${o.id}\t${o.name}`))
 }))
 
@@ -91,19 +102,19 @@ key.command('create').description('issue a new key').requiredOption('--org <slug
   .option('--name <name>', 'a name to recognise the key by')
   .addOption(new Option('--role <role>', 'read: GET only; write: all but keys and organization settings; admin: all')
     .choices([...KEY_ROLES]).default('admin'))
-  .action(async (options: { org: string; name?: string; role: KeyRole }) => withStore(async (index) => {
-    const issued = await new Organizations(index).createKey(options.org, options.name, options.role)
+  .action(async (options: { org: string; name?: string; role: KeyRole }) => withStorage(async (storage) => {
+    const issued = await new Organizations(storage).createKey(options.org, options.name, options.role)
     output({ id: issued.key.id, role: options.role, api_key: issued.secret }, [`key ${issued.key.id} (${options.role})`, `API key: ${issued.secret}`])
   }))
 key.command('list').description('list keys (never their secrets)').requiredOption('--org <slug>', 'organization slug')
-  .action(async (options: { org: string }) => withStore(async (index) => {
-    const keys = new Organizations(index).listKeys(options.org)
+  .action(async (options: { org: string }) => withStorage(async (storage) => {
+    const keys = await new Organizations(storage).listKeys(options.org)
     output({ keys: keys.map(keyView) }, keys.map((k) =>
       `${k.id}\t${k.name ?? '-'}\t${roleOf(k)}\tcreated ${k.created_at}\tlast used ${k.last_used_at ?? 'never'}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ''}`))
   }))
 key.command('revoke <key-id>').description('revoke a key: the next request with it gets 401')
-  .action(async (keyId: string) => withStore(async (index) => {
-    const revoked = await new Organizations(index).revokeKey(keyId)
+  .action(async (keyId: string) => withStorage(async (storage) => {
+    const revoked = await new Organizations(storage).revokeKey(keyId)
     output({ key: keyView(revoked) }, [`revoked ${revoked.id}`])
   }))
 
@@ -134,7 +145,7 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
     const config = loadConfig()
     const registry = Registry.open({ ...config, storage: usableStorage() })
     try {
-      const organization = registry.organizations.requireBySlug(options.org)
+      const organization = await registry.organizations.requireBySlug(options.org)
       const actor = { organization, keyId: 'cli', role: 'admin' as const }
       const root = resolve(directory)
       const files = await listImportFiles(root)

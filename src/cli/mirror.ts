@@ -7,6 +7,7 @@ import { OutboundPolicy } from '../domain/outbound.js'
 import { Organizations } from '../domain/organizations.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
+import { LmdbStorage } from '../storage/lmdb/storage.js'
 import type { OrganizationRecord } from '../store/records.js'
 
 export interface CliContext {
@@ -22,9 +23,10 @@ async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs:
   // set-remote refuses a host REGISTRY_OUTBOUND_HOSTS does not allow, like PUT /v1/mirror.
   const outbound = OutboundPolicy.of(loadConfig().outboundHosts)
   const index = new LmdbIndex(`${storage}/index`)
-  const mirror = new Mirror(index, index.mirror, new FsBlobStore(storage), { storage, outbound })
+  const blobs = new FsBlobStore(storage)
+  const mirror = new Mirror(index, index.mirror, blobs, { storage, outbound })
   try {
-    return await action(mirror, new Organizations(index))
+    return await action(mirror, new Organizations(new LmdbStorage({ root: index.root, blobs })))
   } finally {
     await mirror.close()
     await index.close()
@@ -37,7 +39,7 @@ export function registerMirrorCommands(program: Command, context: CliContext): v
   mirror.command('rebuild').description('rebuild the git repositories from the index, with the whole history in order')
     .option('--org <slug>', 'only this organization')
     .action(async (options: { org?: string }) => withMirror(context, async (m, orgs) => {
-      const targets: OrganizationRecord[] = options.org ? [orgs.requireBySlug(options.org)] : orgs.list()
+      const targets: OrganizationRecord[] = options.org ? [await orgs.requireBySlug(options.org)] : await orgs.list()
       const { queued } = await context.withProgress('mirror rebuild', (progress) => m.rebuild(targets, progress))
       const heads = Object.fromEntries(targets.map((org) => [org.slug, m.status(org).head]))
       context.output({ queued, heads }, queued
@@ -48,7 +50,7 @@ export function registerMirrorCommands(program: Command, context: CliContext): v
   mirror.command('show').description('the mirror head and push remote of an organization (never the token)')
     .requiredOption('--org <slug>', 'organization slug')
     .action(async (options: { org: string }) => withMirror(context, async (m, orgs) => {
-      const status = m.status(orgs.requireBySlug(options.org))
+      const status = m.status(await orgs.requireBySlug(options.org))
       context.output(status, Object.entries(status).map(([field, value]) => `${field}\t${value ?? '-'}`))
     }))
 
@@ -57,14 +59,14 @@ export function registerMirrorCommands(program: Command, context: CliContext): v
     .option('--token <token>', 'password for the remote (default: the REGISTRY_MIRROR_TOKEN environment variable, which keeps it out of the process list)')
     .action(async (url: string, options: { org: string; token?: string }) => withMirror(context, async (m, orgs) => {
       const token = options.token ?? process.env.REGISTRY_MIRROR_TOKEN ?? null
-      const status = await m.setRemote(orgs.requireBySlug(options.org), url, token || null)
+      const status = await m.setRemote(await orgs.requireBySlug(options.org), url, token || null)
       context.output(status, [`push mirror of ${options.org}: ${status.url}${status.token_set ? ' (with a token)' : ''}`])
     }))
 
   mirror.command('remove-remote').description('stop pushing to the remote')
     .requiredOption('--org <slug>', 'organization slug')
     .action(async (options: { org: string }) => withMirror(context, async (m, orgs) => {
-      await m.removeRemote(orgs.requireBySlug(options.org))
+      await m.removeRemote(await orgs.requireBySlug(options.org))
       context.output({ removed: true }, [`push mirror of ${options.org} removed`])
     }))
 }

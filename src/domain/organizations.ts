@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../errors.js'
-import type { RegistryIndex } from '../store/interfaces.js'
+import type { Storage, Stores } from '../storage/port.js'
 import { KEY_ROLES, type KeyRecord, type KeyRole, type OrganizationRecord } from '../store/records.js'
 import { generateKey, hashKey, isKeyFormat } from './keys.js'
 import { newId, now } from './ids.js'
@@ -46,65 +46,89 @@ export class Organizations {
   private readonly hashOfHeader = new Map<string, string>()
   private flushTimer: NodeJS.Timeout | undefined
 
-  constructor(private readonly index: RegistryIndex) {}
+  constructor(private readonly storage: Storage) {}
 
-  list(): OrganizationRecord[] {
-    return this.index.listOrganizations()
+  list(): Promise<OrganizationRecord[]> {
+    return this.storage.read.organizations.list()
   }
 
-  bySlug(slug: string): OrganizationRecord | undefined {
-    return this.index.getOrganizationBySlug(slug)
+  bySlug(slug: string): Promise<OrganizationRecord | undefined> {
+    return this.storage.read.organizations.bySlug(slug)
   }
 
-  requireBySlug(slug: string): OrganizationRecord {
-    const org = this.bySlug(slug)
+  async requireBySlug(slug: string): Promise<OrganizationRecord> {
+    const org = await this.bySlug(slug)
     if (!org) throw notFound('organization')
     return org
   }
 
   /** Creates an organization with its first key; `secret` may be given (bootstrap), else it is generated. */
   async create(slug: string, name?: string, secret?: string): Promise<{ organization: OrganizationRecord } & IssuedKey> {
+    const created = await this.createUnless(async () => false, slug, name, secret)
+    return created!
+  }
+
+  /** First start on empty storage: the `default` organization and one key. */
+  async bootstrap(secret?: string): Promise<IssuedKey | undefined> {
+    // Decided in the transaction: replicas or a CLI starting at once create one default organization.
+    const created = await this.createUnless(async (tx) => (await tx.organizations.list()).length > 0, 'default', 'Default organization', secret)
+    return created && { key: created.key, secret: created.secret }
+  }
+
+  /** Creates the organization and its first key in one transaction, unless `skip` says otherwise there. */
+  private async createUnless(
+    skip: (tx: Stores) => Promise<boolean>, slug: string, name?: string, secret?: string,
+  ): Promise<({ organization: OrganizationRecord } & IssuedKey) | undefined> {
     if (!SLUG.test(slug) || slug.length > SLUG_MAX_LENGTH) {
       throw new RegistryError('invalid_request', `organization slug '${slug}' must match ${SLUG.source} (at most 64 characters)`)
     }
     const at = now()
     const organization: OrganizationRecord = { id: newId(), slug, name: name ?? slug, created_at: at, updated_at: at }
     const issued = this.newKey(organization.id, 'first key', secret)
-    await this.index.createOrganization(organization, issued.key)
-    return { organization, ...issued }
-  }
-
-  /** First start on empty storage: the `default` organization and one key. */
-  async bootstrap(secret?: string): Promise<IssuedKey | undefined> {
-    if (this.list().length > 0) return undefined
-    const { key, secret: issued } = await this.create('default', 'Default organization', secret)
-    return { key, secret: issued }
+    return this.storage.transaction(async (tx) => {
+      if (await skip(tx)) return undefined
+      // The adapter refuses a taken slug (409).
+      await tx.organizations.put(organization)
+      await tx.keys.put(issued.key)
+      return { organization, ...issued }
+    })
   }
 
   /** A new key of an organization (the command-line tool's `key create`; `admin` unless told). */
   async createKey(orgSlug: string, name?: string, role: KeyRole = 'admin'): Promise<IssuedKey> {
-    return this.issueKey(this.requireBySlug(orgSlug).id, name ?? null, role)
+    return this.issueKey((await this.requireBySlug(orgSlug)).id, name ?? null, role)
   }
 
   async issueKey(organizationId: string, name: string | null, role: KeyRole): Promise<IssuedKey> {
     const issued = this.newKey(organizationId, name, undefined, role)
-    await this.index.createKey(issued.key)
+    // 404 when the organization does not exist (the adapter checks it in the transaction).
+    await this.storage.transaction((tx) => tx.keys.put(issued.key))
     return issued
   }
 
-  listKeys(orgSlug: string): KeyRecord[] {
-    return this.keysOf(this.requireBySlug(orgSlug).id)
+  async listKeys(orgSlug: string): Promise<KeyRecord[]> {
+    return this.keysOf((await this.requireBySlug(orgSlug)).id)
   }
 
   /** Newest first. */
-  keysOf(organizationId: string): KeyRecord[] {
-    return this.index.listKeys(organizationId).sort((a, b) => (a.id < b.id ? 1 : -1))
+  async keysOf(organizationId: string): Promise<KeyRecord[]> {
+    return (await this.storage.read.keys.list(organizationId)).sort((a, b) => (a.id < b.id ? 1 : -1))
+  }
+
+  /** One key of an organization; 404 when unknown or another organization's. */
+  async keyOf(organizationId: string, keyId: string): Promise<KeyRecord> {
+    const key = await this.storage.read.keys.get(keyId)
+    if (!key || key.organization_id !== organizationId) throw notFound('key')
+    return key
+  }
+
+  /** A key by id, whatever its organization (the caller knows whose it is). */
+  key(keyId: string): Promise<KeyRecord | undefined> {
+    return this.storage.read.keys.get(keyId)
   }
 
   async revokeKey(keyId: string): Promise<KeyRecord> {
-    const key = await this.index.revokeKey(keyId, now())
-    if (!key) throw notFound('key')
-    return key
+    return this.revoke(keyId, async () => undefined)
   }
 
   /**
@@ -113,16 +137,28 @@ export class Organizations {
    * could manage keys through the API any more (the command-line tool still can).
    */
   async revokeKeyOf(organizationId: string, keyId: string): Promise<KeyRecord> {
-    const key = await this.index.revokeKey(keyId, now(), (current) => {
+    return this.revoke(keyId, async (tx, current) => {
       if (current.organization_id !== organizationId) throw notFound('key')
       if (current.revoked_at || roleOf(current) !== 'admin') return
-      const admins = this.index.listKeys(organizationId).filter((k) => !k.revoked_at && roleOf(k) === 'admin')
+      const admins = (await tx.keys.list(organizationId)).filter((k) => !k.revoked_at && roleOf(k) === 'admin')
       if (admins.length <= 1) {
         throw new RegistryError('conflict', "this is the organization's last admin key: create another admin key before revoking it")
       }
     })
-    if (!key || key.organization_id !== organizationId) throw notFound('key')
-    return key
+  }
+
+  /** Sets `revoked_at` on the key as stored, once; `guard` may refuse, on what the transaction read. */
+  private revoke(keyId: string, guard: (tx: Stores, key: KeyRecord) => Promise<void>): Promise<KeyRecord> {
+    const at = now()
+    return this.storage.transaction(async (tx) => {
+      const key = await tx.keys.get(keyId)
+      if (!key) throw notFound('key')
+      await guard(tx, key)
+      if (key.revoked_at) return key
+      const revoked = { ...key, revoked_at: at }
+      await tx.keys.put(revoked)
+      return revoked
+    })
   }
 
   private newKey(organizationId: string, name: string | null, secret?: string, role: KeyRole = 'admin'): IssuedKey {
@@ -137,12 +173,15 @@ export class Organizations {
     return { key, secret: value }
   }
 
-  /** Resolves an `Authorization` header to an actor; any failure is the same 401. */
-  authenticate(header: string | undefined): Actor {
+  /**
+   * Resolves an `Authorization` header to an actor; any failure is the same 401. The key is read from
+   * the committed state on every request (no cache), so a revocation by any process acts at once.
+   */
+  async authenticate(header: string | undefined): Promise<Actor> {
     if (header === undefined) throw unauthorized()
     const remembered = this.hashOfHeader.get(header)
     const hash = remembered ?? hashOfBearer(header)
-    const actor = this.actorOf(this.index.getKeyByHash(hash))
+    const actor = await this.actorOf(await this.storage.read.keys.byHash(hash))
     if (remembered === undefined) {
       if (this.hashOfHeader.size >= HASH_MEMO_SIZE) this.hashOfHeader.clear()
       this.hashOfHeader.set(header, hash)
@@ -151,13 +190,13 @@ export class Organizations {
   }
 
   /** The actor of a key found by id (a console session names its key); revoked or unknown: 401. */
-  actorOfKey(keyId: string): Actor {
-    return this.actorOf(this.index.getKey(keyId))
+  async actorOfKey(keyId: string): Promise<Actor> {
+    return this.actorOf(await this.storage.read.keys.get(keyId))
   }
 
-  private actorOf(key: KeyRecord | undefined): Actor {
+  private async actorOf(key: KeyRecord | undefined): Promise<Actor> {
     if (!key || key.revoked_at) throw unauthorized()
-    const organization = this.index.getOrganization(key.organization_id)
+    const organization = await this.storage.read.organizations.get(key.organization_id)
     if (!organization) throw unauthorized()
     this.noteUse(key.id)
     return { organization, keyId: key.id, role: roleOf(key) }
@@ -177,7 +216,20 @@ export class Organizations {
     if (this.pendingUse.size === 0) return
     const uses = new Map(this.pendingUse)
     this.pendingUse.clear()
-    await this.index.recordKeyUse(uses).catch(() => undefined)
+    await this.storage.transaction((tx) => recordUses(tx, uses)).catch(() => undefined)
+  }
+}
+
+/**
+ * Sets `last_used_at` and nothing else, on each key as the transaction read it: a revocation committed
+ * meanwhile by any process makes the transaction run again on the revoked record, which it keeps.
+ * Older times never replace newer ones.
+ */
+async function recordUses(tx: Stores, uses: Map<string, string>): Promise<void> {
+  for (const [id, at] of uses) {
+    const key = await tx.keys.get(id)
+    if (!key || (key.last_used_at !== null && key.last_used_at >= at)) continue
+    await tx.keys.put({ ...key, last_used_at: at })
   }
 }
 

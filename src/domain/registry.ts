@@ -5,6 +5,8 @@ import { DocumentWorkers, type WorkerObserver } from '../documents/pool.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
+import type { Storage } from '../storage/port.js'
+import { LmdbStorage } from '../storage/lmdb/storage.js'
 import type { DocumentProcessor } from './documents.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { Organizations } from './organizations.js'
@@ -80,8 +82,13 @@ export class Registry {
      * (REGISTRY_REFERENCE_SPLIT) and the memory limit of the thread that splits (REGISTRY_LINT_MEMORY_MB).
      */
     reference: { splitAboveBytes?: number; memoryMb?: number } = {},
+    /**
+     * The storage port (docs/storage.md), which features are moving onto; by default the LMDB adapter
+     * on the index's own environment and on `blobs`, so both see one state.
+     */
+    readonly storage: Storage = new LmdbStorage({ root: LmdbIndex.require(index, 'the storage port').root, blobs }),
   ) {
-    this.organizations = new Organizations(index)
+    this.organizations = new Organizations(storage)
     this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
     this.changes = new Changes(index, blobs, documents)
     this.changelog = new Changelog(index, this.changes)
@@ -143,6 +150,7 @@ export class Registry {
     await this.mirror?.close()
     await this.documents.close()
     await this.referenceParts.close()
+    await this.storage.close()
     await this.index.close()
   }
 }

@@ -47,7 +47,7 @@ export class Sessions {
 
   /** Exchanges a key for a session; a key that does not authenticate is the same 401 as anywhere. */
   async open(apiKey: string): Promise<OpenedSession> {
-    const actor = this.organizations.authenticate(`Bearer ${apiKey}`)
+    const actor = await this.organizations.authenticate(`Bearer ${apiKey}`)
     const id = randomBytes(32).toString('base64url')
     const at = Date.now()
     const expiresAt = new Date(at + this.ttlMs).toISOString()
@@ -63,7 +63,7 @@ export class Sessions {
     if (!SESSION_ID.test(id)) throw expired()
     const session = await this.store.get(hashKey(id))
     if (!session || session.expires_at <= new Date().toISOString()) throw expired()
-    const actor = this.organizations.actorOfKey(session.key_id)
+    const actor = await this.organizations.actorOfKey(session.key_id)
     if (actor.organization.id !== session.organization_id) throw expired()
     return { ...actor, session: { id, expiresAt: session.expires_at } }
   }

@@ -70,14 +70,10 @@ export function requireKeys(app: FastifyInstance, registry: Registry): void {
       }).then(() => done(), done)
       return
     }
-    try {
-      const actor = registry.organizations.authenticate(header)
+    registry.organizations.authenticate(header).then((actor) => {
       authorize(request, actor)
       request.actor = actor
-    } catch (error) {
-      return done(error as Error)
-    }
-    done()
+    }).then(() => done(), done)
   })
   scheduleAsActor(app)
 }
@@ -86,7 +82,7 @@ export function requireKeys(app: FastifyInstance, registry: Registry): void {
 export function optionalKeys(app: FastifyInstance, registry: Registry): void {
   app.addHook('onRequest', async (request) => {
     if (request.headers.authorization !== undefined) {
-      request.actor = registry.organizations.authenticate(request.headers.authorization)
+      request.actor = await registry.organizations.authenticate(request.headers.authorization)
     }
   })
   scheduleAsActor(app)

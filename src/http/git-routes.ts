@@ -50,24 +50,16 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
   app.addContentTypeParser('application/x-git-upload-pack-request', { parseAs: 'buffer', bodyLimit: options.bodyLimit },
     (_request, body, done) => done(null, body))
 
-  app.addHook('onRequest', (request, _reply, done) => {
-    try {
-      const slug = /^\/git\/([^/?]*?)\.git(?:[/?]|$)/.exec(request.url)?.[1]
-      const key = keyOf(request.headers.authorization)
-      if (!key || !slug) throw challenge()
-      let actor
-      try {
-        actor = registry.organizations.authenticate(`Bearer ${key}`)
-      } catch {
-        throw challenge()
-      }
-      if (actor.organization.slug !== slug) throw challenge()
-      request.gitOrganization = actor.organization
-      request.actor = actor // rate limits count per key, like every other route
-    } catch (error) {
-      return done(error as Error)
-    }
-    done()
+  app.addHook('onRequest', async (request) => {
+    const slug = /^\/git\/([^/?]*?)\.git(?:[/?]|$)/.exec(request.url)?.[1]
+    const key = keyOf(request.headers.authorization)
+    if (!key || !slug) throw challenge()
+    const actor = await registry.organizations.authenticate(`Bearer ${key}`).catch(() => {
+      throw challenge()
+    })
+    if (actor.organization.slug !== slug) throw challenge()
+    request.gitOrganization = actor.organization
+    request.actor = actor // rate limits count per key, like every other route
   })
 
   const mirrorOf = (request: FastifyRequest) => {

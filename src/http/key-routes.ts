@@ -4,7 +4,6 @@ import { Type } from 'typebox'
 import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import { keyView } from '../domain/views.js'
-import { notFound } from '../errors.js'
 import type { KeyRole } from '../store/records.js'
 import { actorOf } from './auth.js'
 import { Data, List, Nullable, PageQuery, Problem, Ulid } from './schemas.js'
@@ -36,11 +35,8 @@ const KeyParams = Type.Object({ key: Ulid })
 
 export function registerKeyRoutes(app: FastifyInstance, registry: Registry): void {
   const { organizations } = registry
-  const keyOf = (request: FastifyRequest) => {
-    const key = registry.index.getKey((request.params as { key: string }).key)
-    if (!key || key.organization_id !== actorOf(request).organization.id) throw notFound('key')
-    return key
-  }
+  const keyOf = (request: FastifyRequest) =>
+    organizations.keyOf(actorOf(request).organization.id, (request.params as { key: string }).key)
 
   app.get('/v1/keys', {
     config: admin,
@@ -48,7 +44,7 @@ export function registerKeyRoutes(app: FastifyInstance, registry: Registry): voi
   }, async (request) => {
     const { page, limit } = request.query as { page?: number; limit?: number }
     const { offset, limit: size } = toPageRequest(page, limit)
-    const keys = organizations.keysOf(actorOf(request).organization.id)
+    const keys = await organizations.keysOf(actorOf(request).organization.id)
     return { data: keys.slice(offset, offset + size).map(keyView), total: keys.length }
   })
 
@@ -64,7 +60,7 @@ export function registerKeyRoutes(app: FastifyInstance, registry: Registry): voi
   app.get('/v1/keys/:key', {
     config: admin,
     schema: { tags, security, summary: 'One key (never its secret)', params: KeyParams, response: { 200: Data(Key), ...errors(400, 401, 403, 404) } },
-  }, async (request) => ({ data: keyView(keyOf(request)) }))
+  }, async (request) => ({ data: keyView(await keyOf(request)) }))
 
   app.delete('/v1/keys/:key', {
     config: admin,
@@ -73,7 +69,7 @@ export function registerKeyRoutes(app: FastifyInstance, registry: Registry): voi
       summary: "Revoke a key: the next request with it (or a console session opened with it) gets 401; the organization's last admin key is refused (409)",
     },
   }, async (request, reply) => {
-    await organizations.revokeKeyOf(actorOf(request).organization.id, keyOf(request).id)
+    await organizations.revokeKeyOf(actorOf(request).organization.id, (await keyOf(request)).id)
     return reply.status(204).send()
   })
 }

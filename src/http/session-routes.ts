@@ -38,8 +38,8 @@ function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): 
 
 export async function sessionRoutes(app: FastifyInstance, options: { registry: Registry }): Promise<void> {
   const { registry } = options
-  const view = (actor: Actor) => {
-    const key = registry.index.getKey(actor.keyId)
+  const view = async (actor: Actor) => {
+    const key = await registry.organizations.key(actor.keyId)
     return {
       organization: { id: actor.organization.id, slug: actor.organization.slug, name: actor.organization.name },
       key: { id: actor.keyId, name: key?.name ?? null, role: actor.role },
@@ -58,7 +58,7 @@ export async function sessionRoutes(app: FastifyInstance, options: { registry: R
     return reply.status(201)
       .header('set-cookie', cookie(request, opened.id, Math.floor(SESSION_TTL_MS / 1000)))
       .header('cache-control', 'no-store')
-      .send({ data: view(opened.actor) })
+      .send({ data: await view(opened.actor) })
   })
 
   await app.register(async (signedIn) => {
@@ -69,7 +69,7 @@ export async function sessionRoutes(app: FastifyInstance, options: { registry: R
         tags, security, summary: 'Who is calling: organization, key and role; for a console session its CSRF token and expiry',
         response: { 200: Data(SessionView), ...errors(401) },
       },
-    }, async (request, reply) => reply.header('cache-control', 'no-store').send({ data: view(actorOf(request)) }))
+    }, async (request, reply) => reply.header('cache-control', 'no-store').send({ data: await view(actorOf(request)) }))
 
     signedIn.delete('/v1/session', {
       config: { role: 'read' },

@@ -1,7 +1,7 @@
 /**
  * The storage port: everything the domain stores, behind async repositories, with two adapters (LMDB
- * in `lmdb/`, PostgreSQL in `postgres/`). Design: /docs/storage.md. Not yet used by the domain, which
- * still calls src/store; later steps move it onto this port feature by feature.
+ * in `lmdb/`, PostgreSQL in `postgres/`). Design: /docs/storage.md. The domain moves onto it feature by
+ * feature (organizations and keys first); the rest still calls src/store.
  */
 import type {
   BlobStore, JournalChange, JournalEntry, KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind,

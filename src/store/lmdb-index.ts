@@ -25,7 +25,8 @@ export const INDEX_FILE = 'registry.mdb'
  */
 /** The LMDB implementation of the index: one environment under `<storage>/index`. */
 export class LmdbIndex implements RegistryIndex {
-  private readonly root: RootDatabase<any, Key>
+  /** The environment: the storage port's LMDB adapter shares it while features move onto the port. */
+  readonly root: RootDatabase<any, Key>
   private readonly db: Databases
   /** The git mirror's journal and state: every resource change below appends to it in its transaction. */
   readonly mirror: MirrorStore

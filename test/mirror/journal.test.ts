@@ -59,7 +59,7 @@ t.test('rebuild gives the same history; a lost repository is rebuilt at start; a
   const orgId = s.orgId
   const live = (await git(['--git-dir', repositoryPath(storage, orgId), 'rev-parse', 'main'])).trim()
 
-  const organization = s.registry.organizations.requireBySlug('acme')
+  const organization = await s.registry.organizations.requireBySlug('acme')
   await s.registry.mirror!.rebuild([organization])
   t.equal(json(await s.call({ method: 'GET', url: '/v1/mirror' })).data.head, live, 'rebuild: the same commit ids')
 

@@ -99,6 +99,6 @@ t.test('a rebuilt mirror has the continuous mirror\'s commits: renames, deletion
   t.match(report.problems, [new RegExp(`^version ${deletedVersion.id} of a deleted resource, in the git mirror's history: blob .* is missing`)])
 
   // And `mirror rebuild` on the live storage writes the same history again, in place.
-  await s.registry.mirror!.rebuild([s.registry.organizations.requireBySlug('acme')])
+  await s.registry.mirror!.rebuild([await s.registry.organizations.requireBySlug('acme')])
   t.equal((await history(live, s.orgId)).at(-1)?.id, continuous.at(-1)?.id, 'rebuild in place: the same head')
 })

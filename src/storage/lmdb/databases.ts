@@ -22,7 +22,11 @@ export interface LmdbEnvironment {
 export function openEnvironment(storage: string): LmdbEnvironment {
   const directory = join(storage, 'index')
   mkdirSync(directory, { recursive: true })
-  const root = open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 64 })
+  return environmentOn(open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 64 }))
+}
+
+/** The named databases of an environment already open (the one `LmdbIndex` opened, shared with it). */
+export function environmentOn(root: RootDatabase<any, Key>): LmdbEnvironment {
   const named = <T extends Record<string, string>>(names: T) => {
     const opened = {} as { -readonly [field in keyof T]: Database<any, Key> }
     // No decoded-record cache: it did not see other processes' writes (see lmdb-index.ts).

@@ -5,12 +5,13 @@
 import { FsBlobStore } from '../../store/fs-blob-store.js'
 import type { ReadStores, Storage, Stores } from '../port.js'
 import type { BlobStore } from '../records.js'
-import { openEnvironment, type LmdbEnvironment } from './databases.js'
+import type { RootDatabase } from 'lmdb'
+import { environmentOn, openEnvironment, type LmdbEnvironment } from './databases.js'
 import { LmdbMirrorJournal, journalWriter } from './mirror-journal.js'
 import { DEFAULT_ATTEMPTS, optimistic } from './optimistic.js'
 import { LmdbKeys, LmdbOrganizations } from './organizations.js'
 import { LmdbResources } from './resources.js'
-import { CommittedAccess, type LmdbAccess } from './transaction-view.js'
+import { CommittedAccess, type Key, type LmdbAccess } from './transaction-view.js'
 import { LmdbVersions } from './versions.js'
 
 export interface LmdbStorageOptions {
@@ -28,11 +29,18 @@ export class LmdbStorage implements Storage {
   private readonly journal: ReturnType<typeof journalWriter>
   private readonly listeners: ((what: { journal: boolean }) => void)[] = []
   private readonly attempts: number
+  /** False when the environment was opened by someone else (`LmdbIndex`), who closes it. */
+  private readonly ownsEnvironment: boolean
 
-  constructor(storage: string, options: LmdbStorageOptions = {}) {
-    this.environment = openEnvironment(storage)
+  /**
+   * Opens `<storage>/index` and `<storage>/blobs`; or, given an environment already open and a blob
+   * store, works on those (the registry shares `LmdbIndex`'s environment while features move over).
+   */
+  constructor(storage: string | { root: RootDatabase<any, Key>; blobs: BlobStore }, options: LmdbStorageOptions = {}) {
+    this.ownsEnvironment = typeof storage === 'string'
+    this.environment = typeof storage === 'string' ? openEnvironment(storage) : environmentOn(storage.root)
     this.journal = journalWriter(this.environment)
-    this.blobs = new FsBlobStore(storage, { cacheBytes: options.documentCacheBytes })
+    this.blobs = typeof storage === 'string' ? new FsBlobStore(storage, { cacheBytes: options.documentCacheBytes }) : storage.blobs
     this.attempts = options.attempts ?? DEFAULT_ATTEMPTS
     this.read = this.stores(new CommittedAccess(), () => {
       throw new Error('storage writes happen inside storage.transaction()')
@@ -54,7 +62,7 @@ export class LmdbStorage implements Storage {
   }
 
   async close(): Promise<void> {
-    await this.environment.root.close()
+    if (this.ownsEnvironment) await this.environment.root.close()
   }
 
   private stores(access: LmdbAccess, journaled: () => void): Stores {
