@@ -3,10 +3,10 @@
  * browser (`/` and `/@{org}`, docs/api.md "Browsers"). Public resources and public sites only, whatever
  * key the request carries: it is the index a visitor sees.
  */
-import { notFound } from '../errors.js'
 import type { RegistryIndex } from '../store/interfaces.js'
-import type { OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
+import type { OrganizationRecord, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { SiteRecord } from '../store/site-store.js'
+import type { PublicRegistry } from './public-registry.js'
 import type { Sites } from './sites.js'
 
 export interface PublicCounts {
@@ -26,6 +26,15 @@ export interface PublicResource {
   current: VersionRecord | undefined
 }
 
+export interface OrganizationSearch {
+  organization: OrganizationRecord
+  q: string
+  hits: PublicResource[]
+  /** Every hit, of which `hits` is one page. */
+  total: number
+  page: PageRequest
+}
+
 export interface OrganizationIndex extends PublicOrganization {
   apis: PublicResource[]
   schemas: PublicResource[]
@@ -39,7 +48,7 @@ export const INDEX_LIMIT = 100
 const KINDS: [ResourceKind, 'apis' | 'schemas' | 'rulesets'][] = [['api', 'apis'], ['schema', 'schemas'], ['ruleset', 'rulesets']]
 
 export class PublicIndex {
-  constructor(private readonly index: RegistryIndex, private readonly sites: Sites) {}
+  constructor(private readonly index: RegistryIndex, private readonly sites: Sites, private readonly registry: PublicRegistry) {}
 
   /** Organizations with anything public, by slug (the first INDEX_LIMIT of them). */
   organizations(): PublicOrganization[] {
@@ -56,13 +65,20 @@ export class PublicIndex {
 
   /** An organization's public APIs, schemas and rulesets (the first INDEX_LIMIT of each, by name) and public sites. */
   organization(slug: string): OrganizationIndex {
-    const organization = this.index.getOrganizationBySlug(slug)
-    if (!organization) throw notFound('organization')
+    const organization = this.registry.organization(slug)
     const sites = this.sites.publicSites(organization.id)
     const listed = Object.fromEntries(KINDS.map(([kind, plural]) => [plural, this.index
       .listResources(organization.id, kind, { offset: 0, limit: INDEX_LIMIT }, true).items
       .map((resource) => ({ resource, current: this.index.getCurrentVersion(resource.id) }))])) as Record<'apis' | 'schemas' | 'rulesets', PublicResource[]>
     return { organization, counts: this.counts(organization, sites.length), ...listed, sites: sites.slice(0, INDEX_LIMIT) }
+  }
+
+  /** One page of the organization's public APIs, schemas and rulesets that match `q`, best first. */
+  async search(slug: string, q: string, page: PageRequest): Promise<OrganizationSearch> {
+    const organization = this.registry.organization(slug)
+    const found = await this.registry.search(slug, { q }, page)
+    const hits = found.items.map(({ resource }) => ({ resource, current: this.index.getCurrentVersion(resource.id) }))
+    return { organization, q, hits, total: found.total, page }
   }
 
   private counts(organization: OrganizationRecord, sites = this.sites.publicSites(organization.id).length): PublicCounts {

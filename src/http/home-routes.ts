@@ -6,9 +6,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { OrganizationIndex, PublicResource } from '../domain/public-index.js'
+import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import { RegistryError } from '../errors.js'
-import { REGISTRY_PAGE_CSP, homePage, organizationPage, registryNotFoundPage, type ServiceLinks } from '../sites/registry-pages.js'
+import { REGISTRY_PAGE_CSP, homePage, organizationPage, organizationSearchPage, registryNotFoundPage, type ServiceLinks } from '../sites/registry-pages.js'
 import { prefersHtml, sendPage } from './html-reply.js'
 import { Data, Nullable, Problem } from './schemas.js'
 
@@ -56,6 +57,9 @@ function organizationJson(index: OrganizationIndex) {
   }
 }
 
+/** Search results on a page of `/@{org}`. */
+const SEARCH_PAGE = 20
+
 type Service = { name: string; version: string }
 
 /** One of the registry's own pages, under their policy; it varies with Accept (the same URL answers JSON). */
@@ -94,23 +98,31 @@ export function registerHomeRoutes(app: FastifyInstance, registry: Registry, opt
 
   const organizationIndex = async (request: FastifyRequest, reply: FastifyReply) => {
     const html = prefersHtml(request.headers.accept)
-    let index: OrganizationIndex
+    const { org } = request.params as { org: string }
+    // A browser's search (the page's form): JSON clients search at /@{org}/search.
+    const { q, page: number } = request.query as { q?: string; page?: number }
+    const words = q?.trim()
     try {
-      index = registry.publicIndex.organization((request.params as { org: string }).org)
+      if (html && words) return page(reply, 200, organizationSearchPage(service, await registry.publicIndex.search(org, words, toPageRequest(number, SEARCH_PAGE))))
+      const index = registry.publicIndex.organization(org)
+      if (html) return page(reply, 200, organizationPage(service, index))
+      return reply.header('vary', 'Accept').send({ data: organizationJson(index) })
     } catch (error) {
       if (html && error instanceof RegistryError && error.code === 'not_found') return registryNotFound(service)(reply)
       throw error
     }
-    if (html) return page(reply, 200, organizationPage(service, index))
-    return reply.header('vary', 'Accept').send({ data: organizationJson(index) })
   }
   const params = Type.Object({ org: Type.String({ minLength: 1, maxLength: 64, description: "the organization's slug" }) })
+  const querystring = Type.Object({
+    q: Type.Optional(Type.String({ maxLength: 200, description: 'for a browser: the page lists the public resources that match these words (JSON clients: GET /@{org}/search)' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, description: "the page of a search's results" })),
+  })
   app.get('/@:org', {
     schema: {
-      tags: ['Public registry'], params,
+      tags: ['Public registry'], params, querystring,
       summary: "An organization's public index: its public APIs, schemas, rulesets (the first 100 of each) and sites; an HTML page for browsers",
       response: { 200: Data(OrganizationIndexBody), 404: Problem },
     },
   }, organizationIndex)
-  app.get('/@:org/', { schema: { hide: true, params } }, organizationIndex)
+  app.get('/@:org/', { schema: { hide: true, params, querystring } }, organizationIndex)
 }

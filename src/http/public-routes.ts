@@ -8,8 +8,9 @@ import { resourceView, versionView } from '../domain/views.js'
 import { optionalKeys } from './auth.js'
 import { sendDocument } from './document-reply.js'
 import { KINDS } from './resource-routes.js'
-import type { ResourceRecord } from '../store/records.js'
+import type { ResourceKind, ResourceRecord } from '../store/records.js'
 import { atomFeed, changelogItem } from '../sites/changelog.js'
+import { SearchAnswer, searchAnswer, SearchQuery } from './search-routes.js'
 import { ChangelogEntry, Data, FormatQuery, List, PageQuery, Problem, Slug } from './schemas.js'
 
 /**
@@ -33,6 +34,18 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
   const { registry } = options
   const pub = registry.publicRegistry
   optionalKeys(app, registry)
+
+  app.get('/@:org/search', {
+    schema: {
+      tags: ['Public registry'], params: Type.Object({ org: OrgSlug }), querystring: SearchQuery,
+      summary: "Search an organization's public APIs, schemas and rulesets (a key of the organization also finds its private ones), ranked as GET /v1/search",
+      response: { 200: SearchAnswer, 400: Problem, 404: Problem },
+    },
+  }, async (request) => {
+    const { q, kind, page, limit } = request.query as { q: string; kind?: ResourceKind; page?: number; limit?: number }
+    const { org } = request.params as { org: string }
+    return searchAnswer(registry.index, await pub.search(org, { q, kind }, toPageRequest(page, limit), request.actor ?? undefined))
+  })
 
   for (const k of KINDS) {
     const tags = ['Public registry']

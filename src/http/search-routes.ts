@@ -4,7 +4,9 @@ import { Type } from 'typebox'
 import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import { resourceView } from '../domain/views.js'
-import type { ResourceKind } from '../store/records.js'
+import type { SearchHit as Hit } from '../domain/search.js'
+import type { RegistryIndex } from '../store/interfaces.js'
+import type { Page, ResourceKind } from '../store/records.js'
 import { actorOf } from './auth.js'
 import { Api, PageQuery, Problem, Ruleset, Schema } from './schemas.js'
 
@@ -14,12 +16,22 @@ export const SearchQuery = Type.Object({
   ...PageQuery.properties,
 })
 
-export const SearchHit = Type.Object({
+const SearchHit = Type.Object({
   kind: Type.Enum(['api', 'schema', 'ruleset']),
   score: Type.Number({ description: 'relevance: higher first' }),
   matched: Type.Array(Type.String(), { description: 'where the words were found: name, slug, description, title, document' }),
   resource: Type.Union([Api, Schema, Ruleset]),
 })
+
+/** A page of hits as the search routes answer it. */
+export function searchAnswer(index: RegistryIndex, found: Page<Hit>) {
+  return {
+    data: found.items.map((hit) => ({ kind: hit.resource.kind, score: hit.score, matched: hit.matched, resource: resourceView(index, hit.resource) })),
+    total: found.total,
+  }
+}
+
+export const SearchAnswer = Type.Object({ data: Type.Array(SearchHit), total: Type.Integer() })
 
 export function registerSearchRoutes(app: FastifyInstance, registry: Registry): void {
   app.get('/v1/search', {
@@ -27,14 +39,11 @@ export function registerSearchRoutes(app: FastifyInstance, registry: Registry): 
       tags: ['Organization'], security: [{ bearer: [] }, { session: [] }],
       summary: "Search the organization's APIs, schemas and rulesets: names, slugs, descriptions and their current documents (title, paths, operation ids, summaries, tags)",
       querystring: SearchQuery,
-      response: { 200: Type.Object({ data: Type.Array(SearchHit), total: Type.Integer() }), 400: Problem, 401: Problem },
+      response: { 200: SearchAnswer, 400: Problem, 401: Problem },
     },
   }, async (request) => {
     const { q, kind, page, limit } = request.query as { q: string; kind?: ResourceKind; page?: number; limit?: number }
     const found = await registry.search.search(actorOf(request).organization.id, { q, kind }, toPageRequest(page, limit))
-    return {
-      data: found.items.map((hit) => ({ kind: hit.resource.kind, score: hit.score, matched: hit.matched, resource: resourceView(registry.index, hit.resource) })),
-      total: found.total,
-    }
+    return searchAnswer(registry.index, found)
   })
 }

@@ -5,7 +5,8 @@
  * descriptions) goes through `html`, which escapes it.
  */
 import { createHash } from 'node:crypto'
-import type { OrganizationIndex, PublicOrganization, PublicResource } from '../domain/public-index.js'
+import type { OrganizationIndex, OrganizationSearch, PublicOrganization, PublicResource } from '../domain/public-index.js'
+import type { OrganizationRecord, ResourceKind } from '../store/records.js'
 import type { SiteRecord } from '../store/site-store.js'
 // The stylesheet is ours and constant: it goes in as it is (SafeHtml), and its hash is in the policy.
 import { html, htmlDocument, SafeHtml } from './html.js'
@@ -31,7 +32,7 @@ h2 { font-size: 20px; margin: 36px 0 12px; }
 .card strong { display: block; color: var(--accent); margin-bottom: 4px; }
 .card span { color: var(--muted); font-size: 14px; }
 table { width: 100%; border-collapse: collapse; font-size: 15px; table-layout: fixed; }
-col.name { width: 26%; } col.latest { width: 16%; } col.document { width: 22%; }
+col.kind { width: 12%; } col.name { width: 26%; } col.latest { width: 16%; } col.document { width: 22%; }
 th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 13px; text-transform: uppercase; letter-spacing: .05em; }
 td.name { font-weight: 600; overflow-wrap: anywhere; }
@@ -39,6 +40,12 @@ td.description { color: var(--muted); overflow-wrap: anywhere; }
 ul.plain { list-style: none; padding: 0; margin: 0; }
 ul.plain li { padding: 8px 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
 .empty { color: var(--muted); }
+.search { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin: 0 0 8px; }
+.search label { width: 100%; font-weight: 600; }
+.search input { flex: 1 1 240px; font: inherit; padding: 7px 10px; border: 1px solid #8a94a6; border-radius: 6px; }
+.search button { font: inherit; padding: 7px 16px; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: #fff; cursor: pointer; }
+.search input:focus-visible, .search button:focus-visible, a:focus-visible { outline: 3px solid #9db7f0; outline-offset: 2px; }
+nav.pages { display: flex; gap: 16px; margin-top: 12px; }
 code { font: 14px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--soft); padding: 1px 5px; border-radius: 4px; }
 @media (max-width: 640px) {
   header { padding: 0 16px; }
@@ -52,14 +59,15 @@ code { font: 14px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; back
 
 /**
  * These pages' Content-Security-Policy: nothing loads but the inline stylesheet (by its hash) and
- * `data:` images; no script, no form, no framing.
+ * `data:` images; no script, no framing, forms only to this host.
  */
 export const REGISTRY_PAGE_CSP = [
   "default-src 'none'",
   `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
   'img-src data:',
   "base-uri 'none'",
-  "form-action 'none'",
+  // The organization page's search form (a GET to the page itself).
+  "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ')
 
@@ -117,26 +125,44 @@ function summary(description: string | null): string {
   return text.length > 200 ? `${text.slice(0, 199)}…` : text
 }
 
-function resourceTable(org: string, plural: keyof typeof kindPaths, items: PublicResource[], total: number): SafeHtml {
-  if (items.length === 0) return html`<p class="empty">None public.</p>`
-  const base = `/@${encodeURIComponent(org)}/${kindPaths[plural]}`
+const KIND_NAMES: Record<ResourceKind, { plural: keyof typeof kindPaths; label: string }> = {
+  api: { plural: 'apis', label: 'API' }, schema: { plural: 'schemas', label: 'JSON Schema' }, ruleset: { plural: 'rulesets', label: 'Ruleset' },
+}
+
+/** A table of resources: name, latest version, links to the document, description (and kind, for search results). */
+function resourceRows(org: string, items: PublicResource[], showKind: boolean): SafeHtml {
   return html`<table>
-<colgroup><col class="name"><col class="latest"><col class="document"><col></colgroup>
-<thead><tr><th>Name</th><th>Latest</th><th>Document</th><th>Description</th></tr></thead>
+<colgroup>${showKind ? html`<col class="kind">` : ''}<col class="name"><col class="latest"><col class="document"><col></colgroup>
+<thead><tr>${showKind ? html`<th>Kind</th>` : ''}<th>Name</th><th>Latest</th><th>Document</th><th>Description</th></tr></thead>
 <tbody>
 ${items.map(({ resource, current }) => {
-    const href = `${base}/${encodeURIComponent(resource.slug)}`
+    const href = `/@${encodeURIComponent(org)}/${KIND_NAMES[resource.kind].plural}/${encodeURIComponent(resource.slug)}`
     const latest = current
       ? (current.version ? html`${current.version} <span class="muted">(version ${current.number})</span>` : html`version ${current.number}`)
       : html`<span class="muted">no document yet</span>`
     const links = current
       ? html`<a href="${href}/latest">JSON</a> · <a href="${href}/latest?format=yaml">YAML</a> · <a href="${href}/versions">versions</a>`
       : ''
-    return html`<tr><td class="name">${resource.name}</td><td>${latest}</td><td>${links}</td><td class="description">${summary(resource.description)}</td></tr>
+    return html`<tr>${showKind ? html`<td>${KIND_NAMES[resource.kind].label}</td>` : ''}<td class="name">${resource.name}</td><td>${latest}</td><td>${links}</td><td class="description">${summary(resource.description)}</td></tr>
 `
   })}</tbody>
-</table>
+</table>`
+}
+
+function resourceTable(org: string, plural: keyof typeof kindPaths, items: PublicResource[], total: number): SafeHtml {
+  if (items.length === 0) return html`<p class="empty">None public.</p>`
+  const base = `/@${encodeURIComponent(org)}/${kindPaths[plural]}`
+  return html`${resourceRows(org, items, false)}
 ${total > items.length ? html`<p class="muted">${items.length} of ${total} shown; all of them: <a href="${base}?limit=100">${base}</a></p>` : ''}`
+}
+
+/** The search box: a plain GET form to the organization's page, so it works without script. */
+function searchForm(org: string, q = ''): SafeHtml {
+  return html`<form class="search" method="get" action="/@${encodeURIComponent(org)}" role="search">
+<label for="q">Search the public APIs, schemas and rulesets</label>
+<input id="q" name="q" type="search" maxlength="200" value="${q}" placeholder="a name, a path, an operation id, a tag…">
+<button type="submit">Search</button>
+</form>`
 }
 
 function siteList(org: string, sites: SiteRecord[]): SafeHtml {
@@ -146,12 +172,17 @@ ${sites.map((site) => html`<li><a href="/@${encodeURIComponent(org)}/sites/${enc
 `)}</ul>`
 }
 
+function organizationHeader(organization: OrganizationRecord, q?: string): SafeHtml {
+  return html`<h1>${organization.name}</h1>
+<p class="lead">@${organization.slug}: what this organization publishes to everyone. The documents are served as JSON, or YAML on request.</p>
+${searchForm(organization.slug, q)}`
+}
+
 /** `/@{org}`: the organization's public APIs, schemas and rulesets, with links to their documents, and its sites. */
 export function organizationPage(service: { name: string; version: string }, index: OrganizationIndex): string {
   const { organization, counts } = index
   const org = organization.slug
-  const body = html`<h1>${organization.name}</h1>
-<p class="lead">@${org}: what this organization publishes to everyone. The documents are served as JSON, or YAML on request.</p>
+  const body = html`${organizationHeader(organization)}
 <h2>APIs</h2>
 ${resourceTable(org, 'apis', index.apis, counts.apis)}
 <h2>JSON Schemas</h2>
@@ -161,6 +192,28 @@ ${resourceTable(org, 'rulesets', index.rulesets, counts.rulesets)}
 <h2>Documentation sites</h2>
 ${siteList(org, index.sites)}`
   return shell({ title: `${organization.name} · ${service.name}`, service, body })
+}
+
+/** `/@{org}?q=…`: one page of the organization's public resources that match, best first, with links to the others. */
+export function organizationSearchPage(service: { name: string; version: string }, found: OrganizationSearch): string {
+  const { organization, q, hits, total, page } = found
+  const org = encodeURIComponent(organization.slug)
+  const number = Math.floor(page.offset / page.limit) + 1
+  const pageLink = (n: number) => `/@${org}?q=${encodeURIComponent(q)}${n > 1 ? `&page=${n}` : ''}`
+  const first = page.offset + 1
+  const body = html`${organizationHeader(organization, q)}
+<h2>Results for “${q}”</h2>
+${total === 0
+    ? html`<p class="empty">Nothing public matches. Words match by their beginning and with a typo or two; try fewer of them.</p>`
+    : hits.length === 0 ? html`<p class="empty">${plural(total, 'result')}, none on this page: <a href="${pageLink(1)}">the first results</a>.</p>`
+    : html`<p class="muted" role="status">${plural(total, 'result')}${total > hits.length ? html`, ${first} to ${page.offset + hits.length} shown` : ''}, best first.</p>
+${resourceRows(organization.slug, hits, true)}`}
+<nav class="pages" aria-label="Result pages">
+${number > 1 ? html`<a href="${pageLink(number - 1)}" rel="prev">Previous results</a>` : ''}
+${page.offset + hits.length < total ? html`<a href="${pageLink(number + 1)}" rel="next">Next results</a>` : ''}
+<a href="/@${org}">Everything @${organization.slug} publishes</a>
+</nav>`
+  return shell({ title: `${q}: search · ${organization.name} · ${service.name}`, service, body })
 }
 
 /**

@@ -17,7 +17,7 @@ const ORDERS = {
   },
 }
 
-async function createApi(s: TestServer, fields: Record<string, string>, document: unknown): Promise<{ id: string }> {
+async function createApi(s: TestServer, fields: Record<string, string>, document: unknown): Promise<{ id: string; slug: string }> {
   const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: fields })).data
   const published = await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document } })
   if (published.statusCode !== 201) throw new Error(published.body)
@@ -81,4 +81,71 @@ t.test("search sees only the caller's organization", async (t) => {
   const other = (await s.registry.organizations.create('globex', 'Globex')).secret
   t.same(json(await s.call({ method: 'GET', url: '/v1/search?q=petstore', key: other })), { data: [], total: 0 })
   t.equal((await s.call({ method: 'GET', url: '/v1/search?q=petstore', key: null })).statusCode, 401)
+})
+
+t.test('the public registry searches public resources only: /@{org}/search, and the /@{org} page for browsers', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  const hostile = '<script>alert(1)</script><img src=x onerror=alert(2)>"\'&'
+  const orders = await createApi(s, { name: `Orders ${hostile}`, visibility: 'public', description: `Orders ${hostile}` }, ORDERS)
+  await createApi(s, { name: 'Refund ledger', visibility: 'private' }, { ...ORDERS, info: { ...ORDERS.info, title: 'Ledger' } })
+  await s.call({ method: 'POST', url: '/v1/schemas', payload: { name: 'Refund', visibility: 'public', document: { type: 'object' } } })
+  const other = (await s.registry.organizations.create('globex', 'Globex')).secret
+  await s.call({ method: 'POST', url: '/v1/apis', key: other, payload: { name: 'Refunds of Globex', visibility: 'public' } })
+
+  const publicFind = async (query: string, key: string | null = null) => {
+    const response = await s.call({ method: 'GET', url: `/@acme/search?${query}`, key })
+    if (response.statusCode !== 200) throw new Error(`${response.statusCode} ${response.body}`)
+    return json(response)
+  }
+  const names = (body: any) => body.data.map((hit: { resource: { name: string } }) => hit.resource.name).sort()
+  t.same(names(await publicFind('q=refund')), ['Orders ' + hostile, 'Refund'], "without a key: the organization's public resources, by name and by document")
+  t.same(names(await publicFind('q=refnd&kind=schema')), ['Refund'], 'typo-tolerant, one kind')
+  t.same(names(await publicFind('q=refund', s.key)), ['Orders ' + hostile, 'Refund', 'Refund ledger'], 'a key of the organization finds its private ones too')
+  t.same(names(await publicFind('q=refund', other)), ['Orders ' + hostile, 'Refund'], "another organization's key does not")
+  t.match((await publicFind('q=refund&limit=1')), { total: 2, data: [{ kind: String, score: Number, matched: Array, resource: { slug: String } }] }, 'ranked and paged as /v1/search')
+  t.equal((await s.call({ method: 'GET', url: '/@nobody/search?q=x', key: null })).statusCode, 404)
+  t.equal((await s.call({ method: 'GET', url: '/@acme/search', key: null })).statusCode, 400, 'q is required')
+
+  // A resource made private leaves the public search at once.
+  await s.call({ method: 'PATCH', url: '/v1/schemas/refund', payload: { visibility: 'private' } })
+  t.same(names(await publicFind('q=refund')), ['Orders ' + hostile], 'made private: gone')
+
+  // A browser: the organization's page has a search form (a GET to itself, no script) and shows the hits.
+  const visit = (url: string) => s.call({ method: 'GET', url, key: null, headers: { accept: 'text/html' } })
+  const index = await visit('/@acme')
+  t.match(index.body, /<form class="search" method="get" action="\/@acme" role="search">/)
+  t.match(index.body, '<label for="q">')
+  t.match(String(index.headers['content-security-policy']), "form-action 'self'")
+  const page = await visit('/@acme?q=refund')
+  t.equal(page.statusCode, 200)
+  t.match(page.body, 'Results for “refund”')
+  t.match(page.body, '1 result, best first.')
+  t.match(page.body, `href="/@acme/apis/${orders.slug}/latest"`, 'links the document')
+  t.notMatch(page.body, 'Refund ledger', 'no private resource, even for the organization')
+  t.notMatch(page.body, /<img|<script|onerror=alert\(2\)>/, 'stored markup is never markup')
+  t.match(page.body, 'Orders &lt;script&gt;alert(1)&lt;/script&gt;')
+  const typed = await visit(`/@acme?q=${encodeURIComponent('"><script>alert(3)</script>')}`)
+  t.match(typed.body, 'value="&quot;&gt;&lt;script&gt;alert(3)&lt;/script&gt;"', 'the words typed are escaped in the form')
+  t.notMatch(typed.body, '<script>alert(3)')
+  t.match(typed.body, 'Nothing public matches.')
+  t.equal((await visit('/@nobody?q=x')).statusCode, 404)
+  t.match(json(await s.call({ method: 'GET', url: '/@acme?q=refund', key: null })).data, { organization: { slug: 'acme' } }, 'JSON clients get the index (they search at /@{org}/search)')
+})
+
+t.test("the /@{org} page's results are paged with links", async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  for (let i = 1; i <= 23; i++) await s.call({ method: 'POST', url: '/v1/apis', payload: { name: `Billing ${i}`, visibility: 'public' } })
+  const visit = (url: string) => s.call({ method: 'GET', url, key: null, headers: { accept: 'text/html' } })
+  const first = await visit('/@acme?q=billing')
+  t.match(first.body, '23 results, 1 to 20 shown, best first.')
+  t.match(first.body, 'href="/@acme?q=billing&amp;page=2" rel="next"')
+  t.notMatch(first.body, 'rel="prev"')
+  const second = await visit('/@acme?q=billing&page=2')
+  t.match(second.body, '23 results, 21 to 23 shown')
+  t.match(second.body, 'href="/@acme?q=billing" rel="prev"')
+  t.notMatch(second.body, 'rel="next"')
+  t.equal((second.body.match(/<tr><td>API<\/td>/g) ?? []).length, 3, 'the last three')
+  t.match((await visit('/@acme?q=billing&page=9')).body, 'none on this page')
 })
