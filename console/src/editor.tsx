@@ -14,6 +14,11 @@ import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutt
 export type { Diagnostic }
 
 export interface CodeEditorProps {
+  /**
+   * The text the editor starts with. The editor owns its text from then on (a parent that feeds each
+   * change back as the value raced the typing: a late render put an older text back, which fired a
+   * change again, and the two went on replacing each other); to replace it, give the editor a new key.
+   */
   value: string
   onChange: (text: string) => void
   /** The accessible name of the editing area. */
@@ -30,6 +35,17 @@ const THEME = EditorView.theme({
   '.cm-gutters': { backgroundColor: '#f5f7fa', borderRight: '1px solid #e1e5ec', color: '#6b7588' },
   '.cm-activeLine': { backgroundColor: '#f3f6fd' },
   '.cm-activeLineGutter': { backgroundColor: '#e9effb' },
+  // CodeMirror draws lint underlines and gutter markers as data: SVG images, which the console's CSP
+  // (img-src 'self') blocks: plain CSS draws them instead.
+  '.cm-lintRange': { backgroundImage: 'none', textDecorationLine: 'underline', textDecorationStyle: 'wavy', textDecorationSkipInk: 'none' },
+  '.cm-lintRange-error': { backgroundImage: 'none', textDecorationColor: '#d11' },
+  '.cm-lintRange-warning': { backgroundImage: 'none', textDecorationColor: '#c70' },
+  '.cm-lintRange-info': { backgroundImage: 'none', textDecorationColor: '#888' },
+  '.cm-lintRange-hint': { backgroundImage: 'none', textDecorationColor: '#66d' },
+  '.cm-lint-marker': { content: 'normal', boxSizing: 'border-box', width: '0.8em', height: '0.8em', margin: '0.1em', borderRadius: '50%' },
+  '.cm-lint-marker-error': { content: 'normal', backgroundColor: '#f87', border: '2px solid #d22' },
+  '.cm-lint-marker-warning': { content: 'normal', backgroundColor: '#fe8', border: '2px solid #c90' },
+  '.cm-lint-marker-info': { content: 'normal', backgroundColor: '#aaf', border: '2px solid #77e', borderRadius: '2px' },
 })
 
 export default function CodeEditor(props: CodeEditorProps) {
@@ -59,14 +75,6 @@ export default function CodeEditor(props: CodeEditorProps) {
     view.current = new EditorView({ parent, root: shadow, state: EditorState.create({ doc: props.value, extensions }) })
     return () => view.current?.destroy()
   }, [])
-
-  // A value set from outside (the document loaded, a reset) replaces the text.
-  useEffect(() => {
-    const editor = view.current
-    if (editor && editor.state.doc.toString() !== props.value) {
-      editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: props.value } })
-    }
-  }, [props.value])
 
   return <div class="editor" ref={host} />
 }

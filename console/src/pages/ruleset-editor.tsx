@@ -27,6 +27,8 @@ function EditorPanels(props: { ruleset: Resource; reload: () => void }) {
   const canWrite = useCan('write')
   const [saved, setSaved] = useState<string | undefined>()
   const [text, setText] = useState<string | undefined>()
+  // Each load of the saved document starts the editor afresh with it (the editor owns its text).
+  const [loads, setLoads] = useState(0)
   const [message, setMessage] = useState<string | undefined>()
   const [validity, setValidity] = useState<Validity | undefined>()
   const latestCheck = useRef(0)
@@ -42,6 +44,7 @@ function EditorPanels(props: { ruleset: Resource; reload: () => void }) {
       const shown = format === 'json' ? JSON.stringify(JSON.parse(body), null, 2) : body
       setSaved(shown)
       setText(shown)
+      setLoads((n) => n + 1)
     })
   }, [ruleset.current?.id])
 
@@ -86,7 +89,7 @@ function EditorPanels(props: { ruleset: Resource; reload: () => void }) {
         actions={canWrite && <button type="button" class="primary" disabled={save.busy || text === undefined || text === saved || validity?.state === 'invalid'} onClick={() => void submit()}>Save as new version</button>}>
         {message && <Notice kind="ok">{message}</Notice>}
         <ProblemNotice error={load.error ?? save.error} />
-        {text === undefined ? <Loading /> : <CodeEditor value={text} onChange={setText} label="Ruleset document" check={check} />}
+        {text === undefined ? <Loading /> : <CodeEditor key={loads} value={text} onChange={setText} label="Ruleset document" check={check} />}
         <p class={`status-line ${validity?.state === 'invalid' ? 'bad' : validity?.state === 'valid' ? 'good' : ''}`} role="status">
           {validity?.state === 'checking' ? 'Checking…'
             : validity?.state === 'valid' ? 'Valid ruleset.'
