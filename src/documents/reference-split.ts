@@ -24,9 +24,16 @@ export interface SplitLimits {
   maxBytes: number
 }
 
-/** One operation of the document: `paths` (or `webhooks`), its path (or webhook name) and method. */
+/**
+ * Where a document keeps operations: `paths`, 3.1's `webhooks`, and `x-webhooks`, the extension 3.0
+ * documents use for them (GitHub's 474 KB of webhooks; Scalar shows it as webhooks).
+ */
+const SECTIONS = ['paths', 'webhooks', 'x-webhooks'] as const
+type Section = typeof SECTIONS[number]
+
+/** One operation of the document: its section, its path (or webhook name) and method. */
 export interface OperationKey {
-  section: 'paths' | 'webhooks'
+  section: Section
   path: string
   method: string
 }
@@ -45,7 +52,7 @@ export interface PlannedPart {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 /** Top-level members a part gets in its own form, or not at all. */
-const REPLACED = new Set(['paths', 'webhooks', 'components', 'tags', 'x-tagGroups'])
+const REPLACED = new Set<string>([...SECTIONS, 'components', 'tags', 'x-tagGroups'])
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value)
 
@@ -128,7 +135,7 @@ class Components {
 
 function operationsOf(doc: Json): Operation[] {
   const operations: Operation[] = []
-  for (const section of ['paths', 'webhooks'] as const) {
+  for (const section of SECTIONS) {
     const items = doc[section]
     if (!isObject(items)) continue
     for (const [path, item] of Object.entries(items)) {
@@ -161,7 +168,7 @@ function commonPrefix(operations: Operation[]): string[] {
 }
 
 function groupName(operation: Operation, prefix: string[]): string {
-  if (operation.section === 'webhooks') return 'Webhooks'
+  if (operation.section !== 'paths') return 'Webhooks'
   const tags = (operation.value as Json).tags
   if (Array.isArray(tags) && typeof tags[0] === 'string' && tags[0] !== '') return tags[0]
   const segments = operation.path.split('/').filter(Boolean)
@@ -259,7 +266,7 @@ function declaredTags(doc: Json): Map<string, Json> {
  */
 export function referencePart(doc: Json, part: Pick<PlannedPart, 'name' | 'operations'>): Json {
   const components = new Components(isObject(doc.components) ? doc.components : {})
-  const sections: Record<'paths' | 'webhooks', Json> = { paths: {}, webhooks: {} }
+  const sections: Record<Section, Json> = { paths: {}, webhooks: {}, 'x-webhooks': {} }
   const reached = new Set<string>()
   for (const { section, path, method } of part.operations) {
     const source = doc[section]
@@ -291,7 +298,7 @@ export function referencePart(doc: Json, part: Pick<PlannedPart, 'name' | 'opera
     else if (key === 'paths') result.paths = sections.paths
   }
   result.paths ??= sections.paths
-  if (Object.keys(sections.webhooks).length > 0) result.webhooks = sections.webhooks
+  for (const section of ['webhooks', 'x-webhooks'] as const) if (Object.keys(sections[section]).length > 0) result[section] = sections[section]
   const tag = declaredTags(doc).get(part.name)
   if (tag) result.tags = [tag]
   if (Object.keys(partComponents).length > 0) result.components = partComponents

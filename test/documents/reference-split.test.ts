@@ -192,3 +192,22 @@ t.test('a document without paths, or with operations without tags or a shared pr
   t.same(plan.map((p) => p.name), ['/', '/users'])
   t.same(validateOpenApi(referencePart(doc, plan[0])).problems, [])
 })
+
+t.test('a 3.0 document\'s x-webhooks form the Webhooks part and stay out of every other part', async (t) => {
+  const doc: Json = {
+    openapi: '3.0.3', info: { title: 'Hooks', version: '1' },
+    paths: { '/repos': { get: { tags: ['repos'], responses: { '200': ok('repos', ref('schemas', 'Repo')) } } } },
+    'x-webhooks': { push: { post: { summary: 'A push', requestBody: { content: { 'application/json': { schema: ref('schemas', 'Push') } } }, responses: { '200': ok('seen') } } } },
+    components: { schemas: { Repo: { type: 'string' }, Push: { type: 'object', properties: { repo: ref('schemas', 'Repo') } } } },
+  }
+  const plan = planReference(doc, LIMITS)
+  t.same(plan.map((p) => p.name), ['repos', 'Webhooks'])
+  t.same(plan[1].operations, [{ section: 'x-webhooks', path: 'push', method: 'post' }])
+  const repos = referencePart(doc, plan[0])
+  t.notOk('x-webhooks' in repos, 'a part of paths carries none of the webhooks')
+  t.same(componentNames(repos), ['schemas/Repo'])
+  const hooks = referencePart(doc, plan[1])
+  t.same(Object.keys(hooks['x-webhooks'] as Json), ['push'])
+  t.same(componentNames(hooks), ['schemas/Push', 'schemas/Repo'])
+  t.same(validateOpenApi(hooks).problems, [])
+})
