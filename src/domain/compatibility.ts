@@ -10,7 +10,7 @@ import { changesPage } from '../documents/diff/result.js'
 import type { DiffResult } from '../documents/diff/types.js'
 import { pointerSegments } from '../documents/pointer.js'
 import { RegistryError, type ProblemItem } from '../errors.js'
-import type { RegistryIndex } from '../store/interfaces.js'
+import type { Storage } from '../storage/port.js'
 import type { CompatibilityPolicy, ResourceRecord, VersionRecord } from '../store/records.js'
 import { isDiffable, type Changes, type DiffSide } from './changes.js'
 
@@ -66,7 +66,7 @@ function directions(policy: CompatibilityPolicy): Direction[] {
 
 export class CompatibilityGate {
   constructor(
-    private readonly index: RegistryIndex,
+    private readonly storage: Storage,
     private readonly changes: Changes,
   ) {}
 
@@ -76,12 +76,12 @@ export class CompatibilityGate {
    */
   async check(resource: ResourceRecord, candidate: DiffSide): Promise<GateDecision> {
     const policy = policyOf(resource)
-    const current = this.index.getCurrentVersion(resource.id)
+    const current = await this.storage.read.versions.current(resource.id)
     const decision: GateDecision = { policy, currentId: current?.id ?? null }
     // The current content again (a restore of it) changes nothing: there is nothing to check.
     if (policy === 'none' || !current || current.checksum === candidate.checksum || !isDiffable(resource.kind)) return decision
     const kind = resource.kind
-    for (const earlier of this.earlierVersions(resource, current, policy.endsWith('_transitive'))) {
+    for (const earlier of await this.earlierVersions(resource, current, policy.endsWith('_transitive'))) {
       if (earlier.checksum === candidate.checksum) continue
       for (const direction of directions(policy)) {
         const earlierSide = this.changes.side(earlier)
@@ -109,13 +109,13 @@ export class CompatibilityGate {
   }
 
   /** The current version, and for a transitive policy every earlier one, each content once, newest first. */
-  private earlierVersions(resource: ResourceRecord, current: VersionRecord, transitive: boolean): VersionRecord[] {
+  private async earlierVersions(resource: ResourceRecord, current: VersionRecord, transitive: boolean): Promise<VersionRecord[]> {
     if (!transitive) return [current]
     const seen = new Set<string>()
     const versions: VersionRecord[] = []
     const page = 100
     for (let offset = 0; ; offset += page) {
-      const { items, total } = this.index.listVersions(resource.id, { offset, limit: page })
+      const { items, total } = await this.storage.read.versions.list(resource.id, { offset, limit: page })
       for (const version of items) {
         if (seen.has(version.checksum)) continue
         seen.add(version.checksum)

@@ -88,14 +88,17 @@ export class Registry {
      */
     readonly storage: Storage = new LmdbStorage({ root: LmdbIndex.require(index, 'the storage port').root, blobs }),
   ) {
+    // The mirror writer listens to the index's journaled commits (Mirror.start): the port's go to it too.
+    const journalHook = index as { onJournal?: () => void }
+    storage.onCommit(({ journal }) => { if (journal) journalHook.onJournal?.() })
     this.organizations = new Organizations(storage)
     this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
     this.changes = new Changes(index, blobs, documents)
     this.changelog = new Changelog(index, this.changes)
-    const compatibility = new CompatibilityGate(index, this.changes)
-    this.uploads = new Uploads(index, blobs, documents, this.changes, compatibility, metrics)
-    this.resources = new Resources(index, this.uploads)
-    this.versions = new Versions(index, blobs, documents, compatibility)
+    const compatibility = new CompatibilityGate(storage, this.changes)
+    this.uploads = new Uploads(storage, index, blobs, documents, this.changes, compatibility, metrics)
+    this.resources = new Resources(storage, index, this.uploads)
+    this.versions = new Versions(storage, index, blobs, documents, compatibility)
     this.search = new Search(index, SearchStore.of(index), blobs, documents)
     this.publicRegistry = new PublicRegistry(index, this.search)
     this.sites = new Sites(LmdbSiteStore.of(index), index, this.resources)

@@ -164,7 +164,7 @@ export class RepositorySync {
 
   /** Creates or replaces the API's connection (`created` tells which). */
   async connect(actor: Actor, apiId: string, input: ConnectInput): Promise<{ connection: RepositoryConnectionRecord; created: boolean }> {
-    const api = this.resources.require(actor, 'api', apiId)
+    const api = await this.resources.require(actor, 'api', apiId)
     const { url, normalized } = checkUrl(input.url)
     this.outbound.check(url, 'url')
     const branch = checkBranch(input.branch)
@@ -196,21 +196,21 @@ export class RepositorySync {
   }
 
   /** The API's connection; 404 when it has none. */
-  connection(actor: Actor, apiId: string): RepositoryConnectionRecord {
-    const api = this.resources.require(actor, 'api', apiId)
+  async connection(actor: Actor, apiId: string): Promise<RepositoryConnectionRecord> {
+    const api = await this.resources.require(actor, 'api', apiId)
     const connection = this.store.get(api.id)
     if (!connection) throw new RegistryError('not_found', 'the API is not connected to a repository')
     return connection
   }
 
   async disconnect(actor: Actor, apiId: string): Promise<void> {
-    const api = this.resources.require(actor, 'api', apiId)
+    const api = await this.resources.require(actor, 'api', apiId)
     if (!(await this.store.remove(api.id))) throw new RegistryError('not_found', 'the API is not connected to a repository')
   }
 
   /** A manual sync: waits for the API's turn, then answers the version (or the upload's problem). */
-  sync(actor: Actor, apiId: string): Promise<UploadOutcome> {
-    const connection = this.connection(actor, apiId)
+  async sync(actor: Actor, apiId: string): Promise<UploadOutcome> {
+    const connection = await this.connection(actor, apiId)
     return this.#queue.run(connection.api_id, () => this.#run(connection.api_id, 'manual', null))
   }
 

@@ -1,11 +1,12 @@
 import { RegistryError, notFound } from '../errors.js'
 import { DEFAULT_RULESET } from '../documents/defaults.js'
 import type { RegistryIndex } from '../store/interfaces.js'
+import type { ReadStores, Storage, Stores } from '../storage/port.js'
 import type {
   BlockingSeverity, CompatibilityPolicy, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
-import { newId, now, resolveRef } from './ids.js'
+import { isUlid, newId, now } from './ids.js'
 import type { Actor } from './organizations.js'
 import { checkSlug, deriveSlug } from './slugs.js'
 import { refuseControlCharacters } from './stored-urls.js'
@@ -48,6 +49,8 @@ export class Resources {
   readonly deleteHooks: ((resource: ResourceRecord) => void)[] = []
 
   constructor(
+    private readonly storage: Storage,
+    /** Deletes still go through the index: the delete hooks write other features' stores (not on the port yet). */
     private readonly index: RegistryIndex,
     private readonly uploads: Uploads,
   ) {}
@@ -56,24 +59,25 @@ export class Resources {
    * A resource of this kind in the actor's organization, by id or slug (see resolveRef); anything else
    * is the same 404.
    */
-  require(actor: Pick<Actor, 'organization'>, kind: ResourceKind, ref: string): ResourceRecord {
+  async require(actor: Pick<Actor, 'organization'>, kind: ResourceKind, ref: string): Promise<ResourceRecord> {
     const org = actor.organization.id
-    const resource = resolveRef(ref, (id) => {
-      const found = this.index.getResource(id)
-      return found && found.kind === kind && found.organization_id === org ? found : undefined
-    }, (slug) => this.index.getResourceBySlug(org, kind, slug))
+    const { resources } = this.storage.read
+    const found = isUlid(ref) ? await resources.get(ref) : undefined
+    const resource = found && found.kind === kind && found.organization_id === org
+      ? found
+      : await resources.bySlug(org, kind, ref)
     if (!resource) throw notFound(kind)
     return resource
   }
 
-  list(actor: Actor, kind: ResourceKind, page: PageRequest, filter?: ListFilter): Page<ResourceRecord> {
-    return this.index.listResources(actor.organization.id, kind, page, false, filter)
+  list(actor: Actor, kind: ResourceKind, page: PageRequest, filter?: ListFilter): Promise<Page<ResourceRecord>> {
+    return this.storage.read.resources.list(actor.organization.id, kind, page, false, filter)
   }
 
   async create(actor: Actor, kind: ResourceKind, input: CreateInput): Promise<{ resource: ResourceRecord; version?: VersionRecord }> {
     const org = actor.organization.id
     checkSlug(input.slug)
-    if (kind === 'api' && input.ruleset_id !== undefined) this.requireRuleset(org, input.ruleset_id)
+    if (kind === 'api' && input.ruleset_id !== undefined) await this.requireRuleset(this.storage.read, org, input.ruleset_id)
     const document = kind === 'ruleset' && input.document === undefined ? DEFAULT_RULESET : input.document
     const prepared = document === undefined || kind === 'api' ? undefined : await this.uploads.prepareNew(kind, { document })
     if (prepared) await this.uploads.storeBlob(prepared)
@@ -98,20 +102,34 @@ export class Resources {
     }
     if (kind === 'ruleset') record.blocking_severity = input.blocking_severity ?? 'error'
     if (kind !== 'ruleset') record.compatibility = storedPolicy(input.compatibility)
-    // The reference is checked again inside the transaction: a ruleset deleted meanwhile refuses it.
     const rulesetId = kind === 'api' ? input.ruleset_id : undefined
-    const created = await this.index.createResource(record, input.slug === undefined ? 'derived' : 'explicit',
-      prepared && ((resource) => this.uploads.versionRecord(resource, 1, prepared, 'upload')),
-      rulesetId === undefined ? undefined : () => this.requireRuleset(org, rulesetId))
-    return created
+    const slugMode = input.slug === undefined ? 'derived' : 'explicit'
+    return this.storage.transaction(async (tx) => {
+      // The reference is checked again here: a ruleset deleted meanwhile refuses it.
+      if (rulesetId !== undefined) await this.requireRuleset(tx, org, rulesetId)
+      const slug = await freeSlug(tx, record, slugMode)
+      let resource: ResourceRecord = { ...record, slug }
+      await tx.resources.create(resource)
+      let version: VersionRecord | undefined
+      if (prepared) {
+        // Dated with the resource, so that a new resource's updated_at is its created_at.
+        version = { ...this.uploads.versionRecord(resource, 1, prepared, 'upload'), created_at: at }
+        resource = await tx.versions.append(version)
+      }
+      await tx.mirror.append(org, resource.created_at, { change: 'create', resource })
+      if (version) await tx.mirror.append(org, version.created_at, { change: 'version', resource, version })
+      return version ? { resource, version } : { resource }
+    })
   }
 
   async update(actor: Actor, kind: ResourceKind, id: string, input: UpdateInput): Promise<ResourceRecord> {
-    this.require(actor, kind, id)
+    await this.require(actor, kind, id)
     refuseControlCharacters(input.logo_url, 'logo_url')
     checkSlug(input.slug)
-    return this.index.updateResource(id, (current) => {
-      if (kind === 'api' && input.ruleset_id) this.requireRuleset(current.organization_id, input.ruleset_id)
+    return this.storage.transaction(async (tx) => {
+      const current = await tx.resources.get(id)
+      if (!current) throw notFound()
+      if (kind === 'api' && input.ruleset_id) await this.requireRuleset(tx, current.organization_id, input.ruleset_id)
       const next: ResourceRecord = { ...current, updated_at: now() }
       if (input.name !== undefined) next.name = input.name
       if (input.slug !== undefined) next.slug = input.slug
@@ -126,12 +144,15 @@ export class Resources {
         if (input.blocking_severity === null) throw new RegistryError('invalid_request', 'a ruleset default blocking_severity cannot be null')
         next.blocking_severity = input.blocking_severity
       }
+      // The adapter refuses a slug taken by another resource of the kind (409).
+      await tx.resources.update(next)
+      await tx.mirror.append(next.organization_id, next.updated_at, { change: 'update', before: current, resource: next })
       return next
     })
   }
 
   async remove(actor: Actor, kind: ResourceKind, id: string): Promise<void> {
-    this.require(actor, kind, id)
+    await this.require(actor, kind, id)
     await this.index.deleteResource(id, (resource) => {
       if (resource.kind === 'ruleset') {
         const users = this.index.countApisUsingRuleset(resource.id)
@@ -147,11 +168,24 @@ export class Resources {
     return this.uploads.upload(resource, input)
   }
 
-  private requireRuleset(org: string, rulesetId: string): void {
-    const ruleset = this.index.getResource(rulesetId)
+  private async requireRuleset(stores: ReadStores, org: string, rulesetId: string): Promise<void> {
+    const ruleset = await stores.resources.get(rulesetId)
     if (!ruleset || ruleset.kind !== 'ruleset' || ruleset.organization_id !== org) {
       throw new RegistryError('invalid_reference', `ruleset_id '${rulesetId}' names no ruleset of this organization`,
         [{ path: ['ruleset_id'], message: 'no such ruleset in this organization' }])
     }
+  }
+}
+
+/** The wanted slug when free; else an explicit one conflicts and a derived one gets `-2`, `-3`… */
+async function freeSlug(tx: Stores, resource: ResourceRecord, mode: 'explicit' | 'derived'): Promise<string> {
+  const taken = async (slug: string) => (await tx.resources.bySlug(resource.organization_id, resource.kind, slug)) !== undefined
+  const wanted = resource.slug
+  if (!(await taken(wanted))) return wanted
+  if (mode === 'explicit') throw new RegistryError('conflict', `slug '${wanted}' is already used by another ${resource.kind}`)
+  for (let n = 2; ; n++) {
+    const suffix = `-${n}`
+    const candidate = wanted.slice(0, 64 - suffix.length).replace(/-+$/, '') + suffix
+    if (!(await taken(candidate))) return candidate
   }
 }

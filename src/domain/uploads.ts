@@ -3,6 +3,7 @@ import { RegistryError } from '../errors.js'
 import { parseDocumentText } from '../documents/parse.js'
 import type { CheckResult, DigestResult, DocumentFormat, Finding, RulesetInput } from '../documents/types.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { ReadStores, Storage } from '../storage/port.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
 import { diffSummaryView, isDiffable, type Changes, type DiffSide } from './changes.js'
 import { StaleGate, withGateRetries, type CompatibilityGate } from './compatibility.js'
@@ -11,7 +12,8 @@ import { newId, now } from './ids.js'
 import { blockingFindings, countFindings } from './lint-gate.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { RegistryReferences } from './registry-refs.js'
-import { effectiveSeverity } from './views.js'
+import { severityOf } from './views.js'
+import { appendVersion } from './versions.js'
 
 
 /** A document that passed digest, validation and (for APIs with a ruleset) lint, not yet stored. */
@@ -59,6 +61,8 @@ export class Uploads {
   private readonly references: RegistryReferences
 
   constructor(
+    private readonly storage: Storage,
+    /** The lint cache, the blob tallies and registry references (not on the port yet). */
     private readonly index: RegistryIndex,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
@@ -76,7 +80,7 @@ export class Uploads {
    * document is checked again against the gates as they are now (a few times at most, then 409).
    */
   async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload'): Promise<UploadOutcome> {
-    const current = this.index.getCurrentVersion(resource.id)
+    const current = await this.storage.read.versions.current(resource.id)
     const known = this.rawDigests.get(resource.id)
     const digest = await this.documents.digest({
       ...input, currentChecksum: current?.checksum ?? null, currentRaw: known && known.checksum === current?.checksum ? known.raw : null,
@@ -86,26 +90,29 @@ export class Uploads {
     let validated = false
     const candidate = candidateSide(digest)
     return withGateRetries(async () => {
-      const latest = this.index.getResource(resource.id) ?? resource
-      const prepared = await this.check(latest, digest, this.lintContext(latest), validated)
+      const { read } = this.storage
+      const latest = (await read.resources.get(resource.id)) ?? resource
+      const prepared = await this.check(latest, digest, await this.lintContext(read, latest), validated)
       validated = true
-      const gate = this.refuseBlocked(latest, prepared)
+      const gate = await this.refuseBlocked(read, latest, prepared)
       const compatibility = await this.compatibility.check(latest, candidate)
+      // The blob first: the transaction below is the commit point that refers to it.
       await this.storeBlob(prepared)
-      const outcome = await this.index.appendVersion(resource.id, (now, nowCurrent, number) => {
+      // The decisions, on the state the commit is checked against: the unchanged-upload no-op, the lint
+      // gate, the compatibility gate and the next number.
+      return appendVersion(this.storage, resource.id, async (now, nowCurrent, tx) => {
         if (nowCurrent?.checksum === prepared.checksum) return { unchanged: nowCurrent }
-        if (!this.sameGate(now, prepared, gate) || !this.compatibility.holds(now, nowCurrent, compatibility)) throw new StaleGate()
-        return { version: this.versionRecord(now, number, prepared, source) }
+        if (!(await this.sameGate(tx, now, prepared, gate)) || !this.compatibility.holds(now, nowCurrent, compatibility)) throw new StaleGate()
+        return { version: this.versionRecord(now, now.last_number + 1, prepared, source) }
       })
-      return outcome
     }, `the ${resource.kind === 'api' ? "API's lint gate, compatibility or current version" : `${resource.kind}'s compatibility or current version`} kept changing during the upload; retry it`)
   }
 
   /** True when the lint gate that applies now is the one `prepared` passed. */
-  private sameGate(api: ResourceRecord, prepared: PreparedDocument, gate: BlockingSeverity): boolean {
-    const lint = this.lintContext(api)
+  private async sameGate(stores: ReadStores, api: ResourceRecord, prepared: PreparedDocument, gate: BlockingSeverity): Promise<boolean> {
+    const lint = await this.lintContext(stores, api)
     if (!lint && !prepared.lint) return true
-    return lint?.version.id === prepared.lint?.rulesetVersion.id && effectiveSeverity(this.index, api) === gate
+    return lint?.version.id === prepared.lint?.rulesetVersion.id && (await thresholdOf(stores, api)) === gate
   }
 
   /**
@@ -113,10 +120,11 @@ export class Uploads {
    * 422 as the upload would answer, else the findings and the diff against the current version.
    */
   async dryRun(resource: ResourceRecord, input: DocumentInput): Promise<DryRunOutcome> {
-    const current = this.index.getCurrentVersion(resource.id)
+    const { read } = this.storage
+    const current = await read.versions.current(resource.id)
     const digest = await this.digestNew(input)
-    const prepared = await this.check(resource, digest, this.lintContext(resource))
-    this.refuseBlocked(resource, prepared)
+    const prepared = await this.check(resource, digest, await this.lintContext(read, resource))
+    await this.refuseBlocked(read, resource, prepared)
     const candidate = candidateSide(digest)
     await this.compatibility.check(resource, candidate)
     const outcome: DryRunOutcome = {
@@ -181,7 +189,7 @@ export class Uploads {
 
   /** Lints any document with a ruleset's current version (the ruleset lint route); cached like uploads. */
   async lintWith(ruleset: ResourceRecord, input: DocumentInput): Promise<Finding[]> {
-    const version = this.index.getCurrentVersion(ruleset.id)
+    const version = await this.storage.read.versions.current(ruleset.id)
     if (!version) throw new RegistryError('invalid_reference', 'the ruleset has no current version')
     const digest = await this.digestNew(input)
     const cached = this.index.getLintResult(version.checksum, digest.checksum)
@@ -192,10 +200,10 @@ export class Uploads {
     return findings
   }
 
-  private lintContext(resource: ResourceRecord): LintContext | undefined {
+  private async lintContext(stores: ReadStores, resource: ResourceRecord): Promise<LintContext | undefined> {
     if (resource.kind !== 'api' || !resource.ruleset_id) return undefined
-    const ruleset = this.index.getResource(resource.ruleset_id)
-    const version = ruleset && this.index.getCurrentVersion(ruleset.id)
+    const ruleset = await stores.resources.get(resource.ruleset_id)
+    const version = ruleset && await stores.versions.current(ruleset.id)
     return ruleset && version ? { ruleset, version } : undefined
   }
 
@@ -216,7 +224,7 @@ export class Uploads {
       ? await this.references.resolve(digest.registryRefs, { organizationId: resource.organization_id })
       : undefined
     // Validity is recorded per resource kind when a version is committed (see RegistryIndex).
-    const knownValid = validated || (!registryDocuments && this.index.isKnownValid(kind, digest.checksum))
+    const knownValid = validated || (!registryDocuments && await this.storage.read.versions.isKnownValid(kind, digest.checksum))
     const cachedFindings = lint && !registryDocuments ? this.index.getLintResult(lint.version.checksum, digest.checksum) : undefined
     const needsLint = lint !== undefined && cachedFindings === undefined
     if (lint) this.metrics.lintCache(!needsLint)
@@ -239,8 +247,8 @@ export class Uploads {
   }
 
   /** Throws lint_blocked when findings meet the API's threshold; answers the threshold applied. */
-  private refuseBlocked(api: ResourceRecord, prepared: PreparedDocument): BlockingSeverity {
-    const threshold = effectiveSeverity(this.index, api)
+  private async refuseBlocked(stores: ReadStores, api: ResourceRecord, prepared: PreparedDocument): Promise<BlockingSeverity> {
+    const threshold = await thresholdOf(stores, api)
     if (!prepared.lint) return threshold
     const blocking = blockingFindings(prepared.lint.findings, threshold)
     if (blocking.length === 0) return threshold
@@ -258,4 +266,9 @@ export class Uploads {
     }
     return { checksum: version.checksum, document: parsed.document }
   }
+}
+
+/** The threshold that applies to an API (see severityOf), its ruleset read through `stores`. */
+async function thresholdOf(stores: ReadStores, api: ResourceRecord): Promise<BlockingSeverity> {
+  return severityOf(api, api.ruleset_id ? await stores.resources.get(api.ruleset_id) : undefined)
 }

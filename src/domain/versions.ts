@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache'
 import { notFound } from '../errors.js'
 import type { DocumentFormat } from '../documents/types.js'
-import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { BlobStore, RegistryIndex, VersionBuilder } from '../store/interfaces.js'
+import type { Storage, Stores } from '../storage/port.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'
 import { isUlid, newId, now } from './ids.js'
@@ -23,6 +24,8 @@ export class Versions {
   private readonly references: RegistryReferences
 
   constructor(
+    private readonly storage: Storage,
+    /** The lint cache and registry references (not on the port yet). */
     private readonly index: RegistryIndex,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
@@ -33,29 +36,29 @@ export class Versions {
     this.references = new RegistryReferences(index, blobs)
   }
 
-  list(resource: ResourceRecord, page: PageRequest): Page<VersionRecord> {
-    return this.index.listVersions(resource.id, page)
+  list(resource: ResourceRecord, page: PageRequest): Promise<Page<VersionRecord>> {
+    return this.storage.read.versions.list(resource.id, page)
   }
 
-  current(resource: ResourceRecord): VersionRecord {
-    const version = this.index.getCurrentVersion(resource.id)
+  async current(resource: ResourceRecord): Promise<VersionRecord> {
+    const version = await this.storage.read.versions.current(resource.id)
     if (!version) throw notFound('current version')
     return version
   }
 
-  byId(resource: ResourceRecord, versionId: string): VersionRecord {
-    const version = this.index.getVersionById(versionId)
+  async byId(resource: ResourceRecord, versionId: string): Promise<VersionRecord> {
+    const version = await this.storage.read.versions.byId(versionId)
     if (!version || version.resource_id !== resource.id) throw notFound('version')
     return version
   }
 
   /** A version named in a path: by id (a ULID), or by its number (docs/api.md, "Ids and slugs"). */
-  byRef(resource: ResourceRecord, ref: string): VersionRecord {
+  byRef(resource: ResourceRecord, ref: string): Promise<VersionRecord> {
     return isUlid(ref) ? this.byId(resource, ref) : this.byNumber(resource, Number(ref))
   }
 
-  byNumber(resource: ResourceRecord, number: number): VersionRecord {
-    const version = this.index.getVersion(resource.id, number)
+  async byNumber(resource: ResourceRecord, number: number): Promise<VersionRecord> {
+    const version = await this.storage.read.versions.get(resource.id, number)
     if (!version) throw notFound('version')
     return version
   }
@@ -66,18 +69,17 @@ export class Versions {
    * gate applies as to an upload: clients of the current version must not break (docs/changes.md).
    */
   async restore(resource: ResourceRecord, versionId: string): Promise<{ version: VersionRecord; created: boolean }> {
-    const source = this.byId(resource, versionId)
+    const source = await this.byId(resource, versionId)
     return withGateRetries(async () => {
-      const latest = this.index.getResource(resource.id) ?? resource
+      const latest = (await this.storage.read.resources.get(resource.id)) ?? resource
       const decision = await this.compatibility.checkVersion(latest, source)
-      const outcome = await this.index.appendVersion(resource.id, (committed, current, number) => {
+      return appendVersion(this.storage, resource.id, (committed, current) => {
         if (current && current.checksum === source.checksum) return { unchanged: current }
         if (!this.compatibility.holds(committed, current, decision)) throw new StaleGate()
         return {
-          version: { ...source, id: newId(), number, source: 'restore', restored_from: source.id, created_at: now() },
+          version: { ...source, id: newId(), number: committed.last_number + 1, source: 'restore', restored_from: source.id, created_at: now() },
         }
       })
-      return outcome
     }, `the ${resource.kind}'s compatibility or current version kept changing during the restore; retry it`)
   }
 
@@ -120,4 +122,26 @@ export class Versions {
     if (!version.lint) return []
     return this.index.getLintResult(version.lint.ruleset_checksum, version.checksum) ?? []
   }
+}
+
+/**
+ * Appends a resource's next version in one transaction: `build` decides on the resource and its current
+ * version as the transaction read them (a new version, or that nothing changes), may throw to refuse,
+ * and the version goes to the mirror's journal in the same commit. 404 when the resource is gone.
+ */
+export function appendVersion(
+  storage: Storage,
+  resourceId: string,
+  build: (resource: ResourceRecord, current: VersionRecord | undefined, tx: Stores) => ReturnType<VersionBuilder> | Promise<ReturnType<VersionBuilder>>,
+): Promise<{ version: VersionRecord; created: boolean }> {
+  return storage.transaction(async (tx) => {
+    const resource = await tx.resources.get(resourceId)
+    if (!resource) throw notFound()
+    const outcome = await build(resource, await tx.versions.current(resourceId), tx)
+    if ('unchanged' in outcome) return { version: outcome.unchanged, created: false }
+    const { version } = outcome
+    const updated = await tx.versions.append(version)
+    await tx.mirror.append(updated.organization_id, version.created_at, { change: 'version', resource: updated, version })
+    return { version, created: true }
+  })
 }

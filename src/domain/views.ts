@@ -34,9 +34,14 @@ export function versionView(version: VersionRecord): Record<string, unknown> {
 
 /** The threshold that applies to an API: its own, else its ruleset's default, else `off`. */
 export function effectiveSeverity(index: RegistryIndex, api: ResourceRecord): BlockingSeverity {
+  return severityOf(api, api.ruleset_id ? index.getResource(api.ruleset_id) : undefined)
+}
+
+/** `effectiveSeverity` with the API's ruleset already read (undefined: none, or gone). */
+export function severityOf(api: ResourceRecord, ruleset: ResourceRecord | undefined): BlockingSeverity {
   if (api.blocking_severity) return api.blocking_severity
   if (!api.ruleset_id) return 'off'
-  return index.getResource(api.ruleset_id)?.blocking_severity ?? 'error'
+  return ruleset?.blocking_severity ?? 'error'
 }
 
 /**

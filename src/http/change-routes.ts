@@ -14,7 +14,7 @@ export interface ResourceRouteContext {
   params: TSchema
   tags: string[]
   version: TSchema
-  resourceOf: (request: FastifyRequest) => ResourceRecord
+  resourceOf: (request: FastifyRequest) => Promise<ResourceRecord>
 }
 
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
@@ -40,7 +40,7 @@ export function registerChangeRoutes(app: FastifyInstance, registry: Registry, r
     },
   }, async (request) => {
     const query = request.query as { from?: number; to?: number; classification?: Classification; page?: number; limit?: number }
-    const diff = await registry.changes.between(route.resourceOf(request), query.from, query.to)
+    const diff = await registry.changes.between(await route.resourceOf(request), query.from, query.to)
     return diffView(diff, toPageRequest(query.page, query.limit), query.classification)
   })
 
@@ -51,7 +51,7 @@ export function registerChangeRoutes(app: FastifyInstance, registry: Registry, r
     },
   }, async (request) => {
     const { page, limit } = request.query as { page?: number; limit?: number }
-    const result = await registry.changelog.page(route.resourceOf(request), toPageRequest(page, limit))
+    const result = await registry.changelog.page(await route.resourceOf(request), toPageRequest(page, limit))
     return { data: result.items.map(changelogEntryView), total: result.total }
   })
 }

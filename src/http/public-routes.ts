@@ -74,14 +74,14 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
       schema: { tags, summary: 'The current document, with ETag', params: ItemParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem } },
     }, async (request, reply) => {
       const resource = resourceOf(request)
-      return sendDocument(request, reply, registry.versions, registry.versions.current(resource), readerOf(request, resource))
+      return sendDocument(request, reply, registry.versions, await registry.versions.current(resource), readerOf(request, resource))
     })
 
     app.get(`${item}/versions`, {
       schema: { tags, summary: 'Versions, newest first', params: ItemParams, querystring: PageQuery, response: { 200: List(k.version), 400: Problem, 404: Problem } },
     }, async (request) => {
       const { page, limit } = request.query as { page?: number; limit?: number }
-      const result = registry.versions.list(resourceOf(request), toPageRequest(page, limit))
+      const result = await registry.versions.list(resourceOf(request), toPageRequest(page, limit))
       return { data: result.items.map(versionView), total: result.total }
     })
 
@@ -122,7 +122,7 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
       },
     }, async (request, reply) => {
       const resource = resourceOf(request)
-      const version = registry.versions.byNumber(resource, (request.params as { number: number }).number)
+      const version = await registry.versions.byNumber(resource, (request.params as { number: number }).number)
       return sendDocument(request, reply, registry.versions, version, readerOf(request, resource))
     })
   }

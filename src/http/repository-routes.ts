@@ -62,7 +62,7 @@ const security = [{ bearer: [] }]
 export function registerRepositoryRoutes(app: FastifyInstance, registry: Registry): void {
   const sync = registry.repositorySync
   // The API's id, also when the path names it by slug.
-  const apiOf = (request: FastifyRequest) => registry.resources.require(actorOf(request), 'api', (request.params as { api: string }).api).id
+  const apiOf = async (request: FastifyRequest) => (await registry.resources.require(actorOf(request), 'api', (request.params as { api: string }).api)).id
 
   app.put('/v1/apis/:api/repository', {
     schema: {
@@ -71,7 +71,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       response: { 200: Data(Connection), 201: Data(Connection), ...errors(400, 401, 404) },
     },
   }, async (request, reply) => {
-    const { connection, created } = await sync.connect(actorOf(request), apiOf(request), request.body as ConnectInput)
+    const { connection, created } = await sync.connect(actorOf(request), await apiOf(request), request.body as ConnectInput)
     return reply.status(created ? 201 : 200).send({ data: connectionView(connection) })
   })
 
@@ -80,7 +80,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       tags, security, params: Params, summary: "The API's repository connection and its last sync (never its secrets)",
       response: { 200: Data(Connection), ...errors(400, 401, 404) },
     },
-  }, async (request) => ({ data: connectionView(sync.connection(actorOf(request), apiOf(request))) }))
+  }, async (request) => ({ data: connectionView(await sync.connection(actorOf(request), await apiOf(request))) }))
 
   app.delete('/v1/apis/:api/repository', {
     schema: {
@@ -88,7 +88,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       response: { 204: Type.Null(), ...errors(400, 401, 404) },
     },
   }, async (request, reply) => {
-    await sync.disconnect(actorOf(request), apiOf(request))
+    await sync.disconnect(actorOf(request), await apiOf(request))
     return reply.status(204).send()
   })
 
@@ -99,7 +99,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       response: { 200: Data(SpecVersion), 201: Data(SpecVersion), ...errors(400, 401, 404, 422, 502, 503) },
     },
   }, async (request, reply) => {
-    const { version, created } = await sync.sync(actorOf(request), apiOf(request))
+    const { version, created } = await sync.sync(actorOf(request), await apiOf(request))
     return reply.status(created ? 201 : 200).send({ data: versionView(version) })
   })
 }

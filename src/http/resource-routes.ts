@@ -94,14 +94,14 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   const Params = Type.Object({ [k.param]: IdOrSlug })
   const VersionParams = Type.Object({ [k.param]: IdOrSlug, version: VersionRef })
   const tags = [k.tag]
-  const resourceOf = (request: FastifyRequest): ResourceRecord =>
+  const resourceOf = (request: FastifyRequest): Promise<ResourceRecord> =>
     registry.resources.require(actorOf(request), kind, (request.params as Record<string, string>)[k.param])
 
   app.get(collection, {
     schema: { tags, security, summary: `List ${k.plural}: by name, paged, optionally searched by name`, querystring: ListQuery, response: { 200: List(k.object), ...errors(400, 401) } },
   }, async (request) => {
     const { page, limit, q, sort } = request.query as { page?: number; limit?: number; q?: string; sort?: string }
-    const result = registry.resources.list(actorOf(request), kind, toPageRequest(page, limit), { nameContains: q?.trim() || undefined, descending: sort === '-name' })
+    const result = await registry.resources.list(actorOf(request), kind, toPageRequest(page, limit), { nameContains: q?.trim() || undefined, descending: sort === '-name' })
     return { data: result.items.map((r) => resourceView(registry.index, r)), total: result.total }
   })
 
@@ -118,12 +118,12 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   app.get(item, {
     schema: { tags, security, summary: `Get ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, response: { 200: Data(k.object), ...errors(400, 401, 404) } },
   }, async (request, reply) =>
-    reply.type('application/json; charset=utf-8').send(resourceJson(registry.index, resourceOf(request))))
+    reply.type('application/json; charset=utf-8').send(resourceJson(registry.index, (await resourceOf(request)))))
 
   app.patch(item, {
     schema: { tags, security, summary: `Update ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, body: k.update, response: { 200: Data(k.object), ...errors(400, 401, 404, 409, 422) } },
   }, async (request) => {
-    const resource = resourceOf(request)
+    const resource = await resourceOf(request)
     const updated = await registry.resources.update(actorOf(request), kind, resource.id, request.body as UpdateInput)
     return { data: resourceView(registry.index, updated) }
   })
@@ -131,44 +131,44 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   app.delete(item, {
     schema: { tags, security, summary: `Delete ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, response: { 204: Type.Null(), ...errors(400, 401, 404, 409) } },
   }, async (request, reply) => {
-    await registry.resources.remove(actorOf(request), kind, resourceOf(request).id)
+    await registry.resources.remove(actorOf(request), kind, (await resourceOf(request)).id)
     return reply.status(204).send()
   })
 
   app.get(`${item}/${k.documentPath}`, {
     schema: { tags, security, summary: 'The current document (JSON, or YAML on request), with ETag', params: Params, querystring: FormatQuery, response: { 200: Type.Unknown({ description: 'the document' }), 304: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    const resource = resourceOf(request)
-    return sendDocument(request, reply, registry.versions, registry.versions.current(resource), { organizationId: resource.organization_id })
+    const resource = await resourceOf(request)
+    return sendDocument(request, reply, registry.versions, await registry.versions.current(resource), { organizationId: resource.organization_id })
   })
 
   app.get(`${item}/versions`, {
     schema: { tags, security, summary: 'Versions, newest first', params: Params, querystring: PageQuery, response: { 200: List(k.version), ...errors(400, 401, 404) } },
   }, async (request) => {
     const { page, limit } = request.query as { page?: number; limit?: number }
-    const result = registry.versions.list(resourceOf(request), toPageRequest(page, limit))
+    const result = await registry.versions.list((await resourceOf(request)), toPageRequest(page, limit))
     return { data: result.items.map(versionView), total: result.total }
   })
 
   app.get(`${item}/versions/:version`, {
     schema: { tags, security, summary: 'One version', params: VersionParams, response: { 200: Data(k.version), ...errors(400, 401, 404) } },
   }, async (request) => ({
-    data: versionView(registry.versions.byRef(resourceOf(request), (request.params as { version: string }).version)),
+    data: versionView(await registry.versions.byRef((await resourceOf(request)), (request.params as { version: string }).version)),
   }))
 
   app.get(`${item}/versions/:version/document`, {
     schema: { tags, security, summary: "A version's document", params: VersionParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    const resource = resourceOf(request)
-    const version = registry.versions.byRef(resource, (request.params as { version: string }).version)
+    const resource = await resourceOf(request)
+    const version = await registry.versions.byRef(resource, (request.params as { version: string }).version)
     return sendDocument(request, reply, registry.versions, version, { organizationId: resource.organization_id })
   })
 
   app.post(`${item}/versions/:version/restore`, {
     schema: { tags, security, summary: 'Make a previous version current again (source restore)', params: VersionParams, response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    const resource = resourceOf(request)
-    const source = registry.versions.byRef(resource, (request.params as { version: string }).version)
+    const resource = await resourceOf(request)
+    const source = await registry.versions.byRef(resource, (request.params as { version: string }).version)
     const { version, created } = await registry.versions.restore(resource, source.id)
     return reply.status(created ? 201 : 200).send({ data: versionView(version) })
   })
@@ -179,7 +179,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     app.get(`${item}/versions/:version/findings`, {
       schema: { tags, security, summary: "A version's lint findings", params: VersionParams, response: { 200: Data(Type.Array(Finding)), ...errors(400, 401, 404) } },
     }, async (request) => {
-      const version = registry.versions.byRef(resourceOf(request), (request.params as { version: string }).version)
+      const version = await registry.versions.byRef((await resourceOf(request)), (request.params as { version: string }).version)
       return { data: registry.versions.findings(version) }
     })
   }
@@ -196,7 +196,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
         response: { 200: Type.Union([Data(k.version), Data(DryRun(k.version))]), 201: Data(k.version), ...errors(400, 401, 404, 413, 415, 422, 503) },
       },
     }, async (request, reply) => {
-      const resource = resourceOf(request)
+      const resource = await resourceOf(request)
       const input = documentInput(request.body)
       if ((request.query as { dry_run?: boolean } | undefined)?.dry_run) {
         return { data: await registry.uploads.dryRun(resource, input) }
@@ -214,7 +214,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
           response: { 200: Data(Type.Object({ findings: Type.Array(Finding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 404, 422, 503) },
         },
       }, async (request) => {
-        const findings = await registry.uploads.lintWith(resourceOf(request), documentInput(request.body))
+        const findings = await registry.uploads.lintWith((await resourceOf(request)), documentInput(request.body))
         return { data: { findings, counts: countFindings(findings) } }
       })
     }

@@ -4,7 +4,7 @@
  * feature (organizations and keys first); the rest still calls src/store.
  */
 import type {
-  BlobStore, JournalChange, JournalEntry, KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind,
+  BlobStore, JournalChange, JournalEntry, KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind,
   ResourceRecord, VersionRecord,
 } from './records.js'
 
@@ -75,8 +75,12 @@ export interface KeyStore extends KeyReader {
 export interface ResourceReader {
   get(id: string): Promise<ResourceRecord | undefined>
   bySlug(organizationId: string, kind: ResourceKind, slug: string): Promise<ResourceRecord | undefined>
-  /** A page by name (ties by id), with the total; `publicOnly` lists public resources only. */
-  list(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly?: boolean): Promise<Page<ResourceRecord>>
+  /**
+   * A page by name (ties by id), with the total; `publicOnly` lists public resources only;
+   * `filter.nameContains` keeps the names that contain it ignoring case (and `total` counts those),
+   * `filter.descending` lists Z to A (ties by id descending).
+   */
+  list(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly?: boolean, filter?: ListFilter): Promise<Page<ResourceRecord>>
   countApisUsingRuleset(rulesetId: string): Promise<number>
 }
 

@@ -4,7 +4,7 @@
  * the on-disk shape of an existing `./storage` stays exactly what it was.
  */
 export type {
-  KeyRecord, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
+  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from '../store/records.js'
 export type { BlobRef, BlobStore } from '../store/interfaces.js'
 export type { JournalChange, JournalEntry } from '../store/mirror-store.js'

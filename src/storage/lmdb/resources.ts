@@ -1,7 +1,7 @@
 import { RegistryError, notFound } from '../../errors.js'
 import { keys, type Scope } from '../../store/layout.js'
 import type { ResourceStore } from '../port.js'
-import type { Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../records.js'
+import type { ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../records.js'
 import type { IndexDatabases } from './databases.js'
 import type { Key, LmdbAccess } from './transaction-view.js'
 
@@ -18,12 +18,25 @@ export class LmdbResources implements ResourceStore {
     return id === undefined ? undefined : this.access.get(this.db.resources, id)
   }
 
-  async list(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly = false): Promise<Page<ResourceRecord>> {
+  async list(
+    organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly = false, filter: ListFilter = {},
+  ): Promise<Page<ResourceRecord>> {
     const scope: Scope = publicOnly ? 'public' : 'all'
-    const total: number = this.access.get(this.db.counts, keys.count(organizationId, kind, scope)) ?? 0
-    const names = this.access.range(this.db.resourceNames, {
-      ...keys.resourceNameRange(organizationId, kind, scope), offset: page.offset, limit: page.limit,
-    })
+    const bounds = keys.resourceNameRange(organizationId, kind, scope)
+    const range = filter.descending ? { start: bounds.end, end: bounds.start, reverse: true } : bounds
+    let names: { key: Key }[]
+    let total: number
+    if (filter.nameContains) {
+      // One pass over the names' keys (no record is read but the page's).
+      const needle = filter.nameContains.toLowerCase()
+      const matching = this.access.range(this.db.resourceNames, range)
+        .filter(({ key }) => (key as string[])[3].toLowerCase().includes(needle))
+      total = matching.length
+      names = matching.slice(page.offset, page.offset + page.limit)
+    } else {
+      total = this.access.get(this.db.counts, keys.count(organizationId, kind, scope)) ?? 0
+      names = page.offset >= total ? [] : this.access.range(this.db.resourceNames, { ...range, offset: page.offset, limit: page.limit })
+    }
     const items: ResourceRecord[] = []
     for (const { key } of names) {
       const record: ResourceRecord | undefined = this.access.get(this.db.resources, (key as string[])[4])
@@ -73,6 +86,7 @@ export class LmdbResources implements ResourceStore {
     this.detachRuleset(resource)
     for (const { key, value } of this.access.range<VersionRecord>(this.db.versions, keys.versionRange(id))) {
       this.access.remove(this.db.versionIds, value.id)
+      this.access.remove(this.db.organizationVersions, keys.organizationVersion(resource.organization_id, value.id))
       this.access.remove(this.db.versions, key)
     }
     this.access.remove(this.db.current, id)

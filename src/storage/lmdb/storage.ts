@@ -47,7 +47,21 @@ export class LmdbStorage implements Storage {
     })
   }
 
-  async transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
+  /**
+   * One transaction at a time in this process: they would otherwise conflict with each other (20
+   * concurrent uploads to one API all read its last number) and run again until some gave up with
+   * 409. Their work is storage reads and computation only, so the queue costs about one commit each;
+   * conflicts are left to writers in other processes (the CLI), which are rare.
+   */
+  private tail: Promise<unknown> = Promise.resolve()
+
+  transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
+    const run = this.tail.then(() => this.run(work))
+    this.tail = run.catch(() => undefined)
+    return run
+  }
+
+  private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
     let journaled = false
     const result = await optimistic(this.environment.root, (view) => {
       journaled = false

@@ -45,6 +45,12 @@ export class LmdbVersions implements VersionStore {
     if (this.access.get(this.db.versionIds, version.id) !== undefined) throw new RegistryError('conflict', `version ${version.id} exists`)
     this.access.put(this.db.versions, keys.version(version.resource_id, version.number), version)
     this.access.put(this.db.versionIds, version.id, [version.resource_id, version.number])
+    // The organization's versions newest first (the console's overview) and the /metrics tally of
+    // versions written, as LmdbIndex keeps them; the tally is commutative (no conflict between uploads).
+    this.access.put(this.db.organizationVersions, keys.organizationVersion(version.organization_id, version.id), [version.resource_id, version.number])
+    const tallies = this.db.tallies
+    const tally = ['versions-written', version.kind, version.source]
+    this.access.atCommit(() => { tallies.put(tally, (tallies.get(tally) ?? 0) + 1) })
     this.access.put(this.db.current, version.resource_id, version)
     // A blind write of a fact that only ever becomes true: no read, so no conflict between uploads.
     this.access.put(this.db.validDocuments, keys.validDocument(version.kind, version.checksum), true)

@@ -1,6 +1,6 @@
 import { RegistryError, notFound } from '../../errors.js'
 import type { ResourceStore } from '../port.js'
-import type { Page, PageRequest, ResourceKind, ResourceRecord } from '../records.js'
+import type { ListFilter, Page, PageRequest, ResourceKind, ResourceRecord } from '../records.js'
 import { json, recordOf, recordsOf, type Sql } from './sql.js'
 
 export class PgResources implements ResourceStore {
@@ -14,11 +14,20 @@ export class PgResources implements ResourceStore {
     return recordOf(this.sql, 'SELECT record FROM resources WHERE organization_id = $1 AND kind = $2 AND slug = $3', [organizationId, kind, slug])
   }
 
-  async list(organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly = false): Promise<Page<ResourceRecord>> {
-    const where = `organization_id = $1 AND kind = $2${publicOnly ? " AND visibility = 'public'" : ''}`
-    const { rows: [{ total }] } = await this.sql.query<{ total: string }>(`SELECT count(*) AS total FROM resources WHERE ${where}`, [organizationId, kind])
+  async list(
+    organizationId: string, kind: ResourceKind, page: PageRequest, publicOnly = false, filter: ListFilter = {},
+  ): Promise<Page<ResourceRecord>> {
+    const parameters: unknown[] = [organizationId, kind]
+    let where = `organization_id = $1 AND kind = $2${publicOnly ? " AND visibility = 'public'" : ''}`
+    if (filter.nameContains) {
+      parameters.push(filter.nameContains.toLowerCase())
+      where += ` AND strpos(lower(name), $${parameters.length}) > 0`
+    }
+    const { rows: [{ total }] } = await this.sql.query<{ total: string }>(`SELECT count(*) AS total FROM resources WHERE ${where}`, parameters)
+    const order = filter.descending ? 'name DESC, id DESC' : 'name, id'
     const items = await recordsOf<ResourceRecord>(this.sql,
-      `SELECT record FROM resources WHERE ${where} ORDER BY name, id OFFSET $3 LIMIT $4`, [organizationId, kind, page.offset, page.limit])
+      `SELECT record FROM resources WHERE ${where} ORDER BY ${order} OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
+      [...parameters, page.offset, page.limit])
     return { items, total: Number(total) }
   }
 

@@ -134,6 +134,14 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.same(publicOnes.items.map((r) => r.name), ['alpha', 'bravo'])
     t.equal(publicOnes.total, 2)
     t.same(await storage.read.resources.list(acme.id, 'ruleset', { offset: 0, limit: 10 }), { items: [], total: 0 })
+
+    const descending = await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 }, false, { descending: true })
+    t.same(descending, { items: [...all.items].reverse(), total: 5 }, 'Z to A, ties by id descending')
+    const named = await storage.read.resources.list(acme.id, 'api', { offset: 1, limit: 10 }, false, { nameContains: 'HA' })
+    t.same(named.items.map((r) => r.name), ['alpha', 'charlie'], 'names containing it, ignoring case, paged')
+    t.equal(named.total, 3, 'the total counts the matching names')
+    const publicNamed = await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 }, true, { nameContains: 'r', descending: true })
+    t.same(publicNamed, { items: [records[3]], total: 1 })
   })
 
   t.test('resources: an update moves slug, listings and ruleset use; a taken slug is refused', async (t) => {
