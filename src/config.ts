@@ -129,7 +129,23 @@ function fairness(env: NodeJS.ProcessEnv, workers: number): Omit<FairnessLimits,
   }
 }
 
+/**
+ * REGISTRY_DATABASE_URL (issue 16, docs/storage.md): PostgreSQL mode is refused until every feature
+ * keeps its state behind the storage port. Serving some features from PostgreSQL and the others from
+ * the LMDB storage would answer from two states that disagree, so nothing is opened.
+ */
+function refusePostgresMode(url: string | undefined): void {
+  if (!url) return
+  throw new ConfigError('REGISTRY_DATABASE_URL is set, but this release cannot serve from PostgreSQL yet: '
+    + 'organizations, keys, resources, versions and uploads are on the storage port, while deleting resources, '
+    + 'the resource and version views, the public pages (/ and /@{org}), search, documentation sites, SDKs and builds, '
+    + 'repository sync and webhooks, console sessions, the git mirror, the lint and diff caches, and backup, verify '
+    + 'and gc still keep their state in the storage directory only. Unset REGISTRY_DATABASE_URL to serve from '
+    + 'REGISTRY_STORAGE (docs/storage.md); nothing was written to the database')
+}
+
 function readConfig(env: NodeJS.ProcessEnv): Config {
+  refusePostgresMode(env.REGISTRY_DATABASE_URL)
   const lintMemoryMb = integer('REGISTRY_LINT_MEMORY_MB', env.REGISTRY_LINT_MEMORY_MB, 4096, 64)
   const workers = integer('REGISTRY_WORKERS', env.REGISTRY_WORKERS, Math.max(1, Math.min(4, availableParallelism())), 1)
   return {

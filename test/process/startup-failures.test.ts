@@ -111,3 +111,20 @@ t.test('bad configuration: the variable, what it must be and what it was', async
   t.equal(cli.code, 1)
   t.match(JSON.parse(cli.stdout), { error: { message: /^bad configuration: REGISTRY_BODY_LIMIT must be a size/ } }, 'the CLI too, as JSON with --json')
 })
+
+t.test('REGISTRY_DATABASE_URL: refused with what is not on the storage port yet, before anything is opened', async (t) => {
+  const storage = tempDir()
+  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
+  // A port nothing listens on: the refusal comes before any connection is tried.
+  const env = { REGISTRY_STORAGE: storage, REGISTRY_DATABASE_URL: 'postgres://registry@127.0.0.1:1/registry' }
+  for (const args of SERVE) {
+    const message = fatalLine(t, await run(args, env))
+    t.match(message, /^bad configuration: REGISTRY_DATABASE_URL is set, but this release cannot serve from PostgreSQL yet/, args.join(' '))
+    t.match(message, 'organizations, keys, resources, versions and uploads are on the storage port')
+    t.match(message, /deleting resources, .*search, documentation sites, SDKs and builds, repository sync and webhooks, console sessions, the git mirror/)
+    t.match(message, 'Unset REGISTRY_DATABASE_URL to serve from REGISTRY_STORAGE')
+  }
+  const cli = await run(['bin/registry.js', '--json', 'org', 'list'], env)
+  t.equal(cli.code, 1)
+  t.match(JSON.parse(cli.stdout), { error: { message: /^bad configuration: REGISTRY_DATABASE_URL is set/ } }, 'the CLI too')
+})
