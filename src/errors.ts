@@ -8,6 +8,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   request_timeout: 408,
   conflict: 409,
+  /** A stored token or webhook secret does not open with this server's secret key: set it again. */
+  secret_needs_reentry: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   invalid_document: 422,

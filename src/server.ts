@@ -1,10 +1,13 @@
 import type { AddressInfo } from 'node:net'
+import type { FastifyBaseLogger } from 'fastify'
 import { loadConfig } from './config.js'
+import { reentryLine, type SecretToReenter } from './domain/secrets.js'
 import { buildApp } from './app.js'
 import { Registry } from './domain/registry.js'
 import { METRICS_LOOPBACK_NOTICE } from './http/metrics-routes.js'
 import { RegistryMetrics } from './metrics/registry-metrics.js'
 import { checkStorage, explainStartupFailure, fatalLogLine, type StartupContext } from './startup.js'
+import { openSecretKeys, secretKeySetting, type OpenedSecretKeys } from './secret-key-source.js'
 
 /**
  * Starts the registry: open storage, first-start bootstrap, listen, and shut down cleanly on signals.
@@ -27,12 +30,16 @@ async function start(context: StartupContext): Promise<void> {
   Object.assign(context, { storage: config.storage, host: config.host, port: config.port })
   checkStorage(config.storage)
   const metrics = new RegistryMetrics({ processMetrics: true })
-  const registry = Registry.open(config, metrics)
+  const keys = openSecretKeys(secretKeySetting(), config.storage)
+  const registry = Registry.open({ ...config, secretKeys: keys.keyring }, metrics)
   let app
   try {
     const issued = await registry.organizations.bootstrap(config.bootstrapKey)
     if (issued) process.stdout.write(`API key: ${issued.secret}\n`)
+    // Tokens and webhook secrets an earlier version stored in plaintext are sealed now.
+    const sealed = await registry.secrets.sealPlaintext()
     app = await buildApp(registry, config, { metrics })
+    logSecrets(app.log, keys, sealed, registry.secrets.inventory().needs_reentry)
     // Listening on 0.0.0.0, Fastify logs each interface as where the server can be reached; the line
     // below says what it listens on.
     await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `reachable at ${address}` })
@@ -74,6 +81,25 @@ async function start(context: StartupContext): Promise<void> {
  */
 function listeningAddress(bound: AddressInfo): string {
   return `http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`
+}
+
+/** Where the secret key is, what start-up sealed, and every stored secret that must be entered again. */
+function logSecrets(log: FastifyBaseLogger, keys: OpenedSecretKeys, sealed: number, toReenter: SecretToReenter[]): void {
+  const key_id = keys.keyring.primaryId
+  if (keys.created) {
+    log.warn({ key_file: keys.location, key_id },
+      `created the secret key file ${keys.location}: it seals the repository tokens and webhook secrets in the storage directory. Back it up apart from the storage (a backup without it cannot open them), or set REGISTRY_SECRET_KEY_FILE / REGISTRY_SECRET_KEY`)
+  } else {
+    log.info({ key_location: keys.location, key_id }, `secret key: ${keys.location}`)
+  }
+  if (sealed > 0) log.info({ sealed }, `sealed ${sealed} secret(s) stored in plaintext by an earlier version`)
+  for (const secret of toReenter) {
+    log.warn({ organization_id: secret.organization_id, secret: secret.ref, reason: secret.reason, kid: secret.kid },
+      `secret must be entered again: ${reentryLine(secret)}`)
+  }
+  if (toReenter.length > 0) {
+    log.warn({ count: toReenter.length }, `${toReenter.length} stored secret(s) do not open with this server's secret key and must be entered again (see above); everything else is served`)
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -5,6 +5,7 @@ import type { DocumentProcessor } from '../src/domain/documents.js'
 import { Registry, type RegistryOptions } from '../src/domain/registry.js'
 import { RegistryMetrics } from '../src/metrics/registry-metrics.js'
 import type { BlobStore } from '../src/store/interfaces.js'
+import { SecretKeyring } from '../src/store/secret-keyring.js'
 
 import { tempDir } from './temp.js'
 
@@ -33,6 +34,9 @@ export interface TestServer {
   close(): Promise<void>
 }
 
+/** The secret key of in-process test registries: one fixed key, so that a test can reopen its storage. */
+export const testSecretKeys = (): SecretKeyring => new SecretKeyring([Buffer.alloc(32, 7)])
+
 export const appConfig = (overrides: Partial<AppConfig> = {}): AppConfig => ({
   bodyLimit: 64 * 1024 * 1024, publicHost: undefined, rateLimitPerMinute: 0, logLevel: 'silent', ...overrides,
 })
@@ -52,17 +56,20 @@ export async function startTestServer(options: {
   referenceSplitBytes?: number
   /** How the one document worker is shared between organizations and keys (default: the server's). */
   fairness?: RegistryOptions['fairness']
+  /** The keys that seal stored secrets (default: testSecretKeys()). */
+  secretKeys?: SecretKeyring
 } = {}): Promise<TestServer> {
   const storage = options.storage ?? tempDir()
   const metrics = new RegistryMetrics()
   const opened = Registry.open({
     storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
     outboundHosts: options.outboundHosts, referenceSplitBytes: options.referenceSplitBytes, fairness: options.fairness,
+    secretKeys: options.secretKeys ?? testSecretKeys(),
   }, metrics)
   const registry = options.wrapDocuments || options.wrapBlobs
     ? new Registry(opened.index, options.wrapBlobs?.(opened.blobs) ?? opened.blobs,
       options.wrapDocuments?.(opened.documents, metrics) ?? opened.documents, metrics, opened.outbound,
-      { splitAboveBytes: options.referenceSplitBytes, memoryMb: 1024 })
+      { splitAboveBytes: options.referenceSplitBytes, memoryMb: 1024 }, opened.secrets.keyring)
     : opened
   const created = await registry.organizations.bySlug('acme')
     ? undefined

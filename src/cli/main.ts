@@ -13,6 +13,7 @@ import { checkStorage, explainStartupFailure } from '../startup.js'
 import { importFile, listImportFiles, type ImportResult } from './import.js'
 import { registerMirrorCommands } from './mirror.js'
 import { progressBars, showsProgress, type ProgressBars } from './progress.js'
+import { registerSecretsCommands, secretsLines, secretsReport } from './secrets.js'
 
 interface GlobalOptions {
   storage?: string
@@ -128,7 +129,10 @@ program.command('backup <dest-dir>').description('write a consistent, restorable
 program.command('verify').description('check every blob against its checksum and every version against the blobs')
   .action(async () => withStore(async (index, blobs) => {
     const report = await withProgress('verify', (progress) => verifyStorage(index, blobs, progress))
-    output(report, [...report.problems, `${report.ok ? 'ok' : 'FAILED'}: ${report.blobs} blobs, ${report.versions} versions, ${report.problems.length} problems`])
+    // Secrets to enter again are reported, not failed on: the storage is whole, the key is the operator's.
+    const secrets = secretsReport(index, storageDir())
+    output({ ...report, secrets: { key: secrets.key, ...secrets.inventory } },
+      [...report.problems, ...secretsLines(secrets), `${report.ok ? 'ok' : 'FAILED'}: ${report.blobs} blobs, ${report.versions} versions, ${report.problems.length} problems`])
     if (!report.ok) process.exitCode = 1
   }))
 
@@ -170,6 +174,7 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
   })
 
 registerMirrorCommands(program, { storageDir: usableStorage, output, withProgress })
+registerSecretsCommands(program, { storageDir: usableStorage, output, withProgress })
 
 program.parseAsync(process.argv).catch((error: Error & { code?: string }) => {
   // A storage directory this user cannot use, or a bad setting: the line says how to fix it.

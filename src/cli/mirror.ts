@@ -9,6 +9,7 @@ import { FsBlobStore } from '../store/fs-blob-store.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
 import { LmdbStorage } from '../storage/lmdb/storage.js'
 import type { OrganizationRecord } from '../store/records.js'
+import { openSecrets } from './secrets.js'
 
 export interface CliContext {
   storageDir: () => string
@@ -24,7 +25,9 @@ async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs:
   const outbound = OutboundPolicy.of(loadConfig().outboundHosts)
   const index = new LmdbIndex(`${storage}/index`)
   const blobs = new FsBlobStore(storage)
-  const mirror = new Mirror(index, index.mirror, blobs, { storage, outbound })
+  // set-remote seals the token with the secret key the server uses (the same environment).
+  const { secrets } = openSecrets(index, storage)
+  const mirror = new Mirror(index, index.mirror, blobs, { storage, outbound, secrets })
   try {
     return await action(mirror, new Organizations(new LmdbStorage({ root: index.root, blobs })))
   } finally {

@@ -10,7 +10,7 @@
  */
 import type { RegistryIndex } from '../store/interfaces.js'
 import type { BuildRecord, OutputRepositoryRecord } from '../store/sdk-records.js'
-import type { SdkStore } from '../store/sdk-store.js'
+import { outputRepositorySecretRef, type SdkStore } from '../store/sdk-store.js'
 import { deliver } from '../sdk/delivery.js'
 import { generate } from '../sdk/generate.js'
 import { tarGz } from '../sdk/tarball.js'
@@ -19,9 +19,10 @@ import { removeStaleWorkDirs } from '../sdk/workdirs.js'
 import { now } from './ids.js'
 import { OutboundFailure, OutboundPolicy, REFUSED } from './outbound.js'
 import { withOutboundFetch } from './outbound-fetch.js'
-import { Secrets } from './redaction.js'
+import { Redactor } from './redaction.js'
 import { checkOutboundHosts, type Sdks } from './sdks.js'
 import { STDERR_LOG, type ServerLog } from './server-log.js'
+import type { Secrets } from './secrets.js'
 import type { Versions } from './versions.js'
 
 /** Runs of one build, a crash-interrupted one included. */
@@ -36,6 +37,8 @@ export interface BuildRunnerOptions {
   outbound?: OutboundPolicy
   /** The operator's log: why a delivery failed (the build says only that it was refused or unreachable). */
   log?: ServerLog
+  /** Opens the output repository's token for delivery. */
+  secrets: Secrets
 }
 
 class Shutdown extends Error {
@@ -48,12 +51,12 @@ class Canceled extends Error {
 /** A build's log: timestamped lines, cut at LOG_LIMIT. */
 class BuildLog {
   private text: string
-  /** The output repository's secrets: no line of the log holds one, whatever a remote echoed. */
-  secrets = Secrets.NONE
+  /** Takes out the output repository's secrets: no line of the log holds one, whatever a remote echoed. */
+  redactor = Redactor.NONE
   constructor(initial = '') { this.text = initial }
   add(line: string): void {
     if (this.text.length >= LOG_LIMIT) return
-    const next = this.text + `${now()} ${this.secrets.redact(line)}\n`
+    const next = this.text + `${now()} ${this.redactor.redact(line)}\n`
     this.text = next.length < LOG_LIMIT ? next : `${next.slice(0, LOG_LIMIT)}\n[log cut at ${LOG_LIMIT} bytes]\n`
   }
   toString(): string { return this.text }
@@ -67,17 +70,19 @@ export class BuildRunner {
   readonly #timeoutMs: number
   readonly #outbound: OutboundPolicy
   readonly #log: ServerLog
+  readonly #secrets: Secrets
 
   constructor(
     private readonly store: SdkStore,
     private readonly sdks: Sdks,
     private readonly versions: Versions,
     private readonly index: RegistryIndex,
-    options: BuildRunnerOptions = {},
+    options: BuildRunnerOptions,
   ) {
     this.#timeoutMs = options.timeoutMs ?? 15 * 60_000
     this.#outbound = options.outbound ?? OutboundPolicy.DEFAULT
     this.#log = options.log ?? STDERR_LOG
+    this.#secrets = options.secrets
     sdks.signals = {
       queued: () => this.#wake?.(),
       canceled: (id) => { if (this.#running?.id === id) this.#running.controller.abort(new Canceled()) },
@@ -158,7 +163,7 @@ export class BuildRunner {
     const log = new BuildLog(this.store.getLog(id))
     const build = await this.claim(id, log)
     if (!build) return
-    log.secrets = repositorySecrets(build.repository === null ? undefined : this.store.getRepository(build.sdk_id, build.target))
+    log.redactor = repositoryRedactor(build.repository === null ? undefined : this.store.getRepository(build.sdk_id, build.target), this.#secrets)
     const controller = new AbortController()
     this.#running = { id, controller }
     const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(this.#timeoutMs)])
@@ -179,7 +184,8 @@ export class BuildRunner {
       }
       const repository = this.store.getRepository(build.sdk_id, build.target)
       if (!repository) throw new Error(`the ${build.target} output repository was removed`)
-      log.secrets = log.secrets.with(repository.token, repository.url, repository.api_url)
+      const token = this.#secrets.open(outputRepositorySecretRef(repository), repository.token)
+      log.redactor = log.redactor.with(token, repository.url, repository.api_url)
       const branch = `registry/${build.sdk.slug}-${build.target}-${build.number}`
       const title = `${build.sdk.name}: ${build.target} SDK, build ${build.number}`
       // The delivery's own lines say how far it got with the remote (whether it speaks git): they are
@@ -189,12 +195,12 @@ export class BuildRunner {
       try {
         refuseStored(this.#outbound, repository)
         output = await withOutboundFetch(this.#outbound, (fetch) => deliver({
-          repository, files, branch, at: new Date(build.created_at), signal, log: (line) => steps.push(line), fetch,
+          repository: { ...repository, token }, files, branch, at: new Date(build.created_at), signal, log: (line) => steps.push(line), fetch,
           message: `${title}\n\n${describeInputs(build)}`, title, body: describeInputs(build),
         }))
       } catch (error) {
         if (error instanceof OutboundFailure) {
-          log.secrets.log(this.#log).warn({ build_id: build.id, sdk_id: build.sdk_id, target: build.target, url: repository.url, reason: error.reason, steps },
+          log.redactor.log(this.#log).warn({ build_id: build.id, sdk_id: build.sdk_id, target: build.target, url: repository.url, reason: error.reason, steps },
             'SDK build: the delivery failed')
         }
         throw error
@@ -211,7 +217,7 @@ export class BuildRunner {
         log.add('canceled')
         await this.store.transaction(() => { if (this.store.getBuild(id)) this.store.putLog(id, log.toString()) })
       } else {
-        const message = log.secrets.redact(signal.aborted ? `the build ran longer than ${this.#timeoutMs} ms` : (error as Error).message)
+        const message = log.redactor.redact(signal.aborted ? `the build ran longer than ${this.#timeoutMs} ms` : (error as Error).message)
         log.add(`failed: ${message}`)
         await this.whileRunning(build, () => this.finish(build, log, { status: 'failed', error: message }))
       }
@@ -248,9 +254,10 @@ export class BuildRunner {
   }
 }
 
-/** What an output repository holds that no text may show: its token, the credentials its URLs may hold. */
-function repositorySecrets(repository: OutputRepositoryRecord | undefined): Secrets {
-  return new Secrets([repository?.token, repository?.url, repository?.api_url])
+/** What an output repository holds that no text may show: its token (as sealed, opened), the credentials its URLs may hold. */
+function repositoryRedactor(repository: OutputRepositoryRecord | undefined, secrets: Secrets): Redactor {
+  if (!repository) return Redactor.NONE
+  return new Redactor([secrets.reveal(outputRepositorySecretRef(repository), repository.token), repository.url, repository.api_url])
 }
 
 /** A repository connected before the policy changed is refused before anything is fetched or pushed. */

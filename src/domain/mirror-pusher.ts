@@ -6,13 +6,15 @@
  */
 import * as fs from 'node:fs'
 import git from 'isomorphic-git'
+import { RegistryError } from '../errors.js'
 import { gitHttp } from '../store/git-http.js'
 import { GitRepository, MAIN, repositoryPath } from '../store/git-repository.js'
-import type { MirrorStore } from '../store/mirror-store.js'
+import { mirrorSecretRef, type MirrorStore } from '../store/mirror-store.js'
 import type { MirrorLog } from './mirror-writer.js'
 import { OutboundFailure, OutboundPolicy, UNREACHABLE, outboundFailure } from './outbound.js'
 import { withOutboundFetch } from './outbound-fetch.js'
-import { Secrets } from './redaction.js'
+import { Redactor } from './redaction.js'
+import type { Secrets } from './secrets.js'
 
 export interface PusherOptions {
   storage: string
@@ -24,6 +26,8 @@ export interface PusherOptions {
   canPush: () => boolean
   /** REGISTRY_OUTBOUND_HOSTS: every request of a push is checked, redirects included (default: any public host, no internal one). */
   outbound?: OutboundPolicy
+  /** Opens the remote's token for each push. */
+  secrets: Secrets
 }
 
 interface PushState {
@@ -118,25 +122,29 @@ export class MirrorPusher {
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
     const policy = this.options.outbound ?? OutboundPolicy.DEFAULT
     const step = `could not push to ${remote.url}`
+    let token: string | null = null
     try {
       // A remote set before the policy changed is refused before anything is sent.
       const refused = policy.storedRefusal(remote.url, 'url')
       if (refused) throw new OutboundFailure(refused, refused)
+      token = this.options.secrets.open(mirrorSecretRef(org), remote.token)
+      const password = token
       // Through fetch under the outbound policy, not isomorphic-git's node client: that one (simple-get)
       // follows redirects itself, with no hook to check each hop against the policy.
       const result = await withOutboundFetch(policy, (fetch) => git.push({
         fs, http: gitHttp({ fetch }), gitdir: repo.gitdir, url: remote.url, ref: MAIN, remoteRef: MAIN, force: true,
-        onAuth: () => (remote.token ? { username: 'registry', password: remote.token } : { cancel: true }),
+        onAuth: () => (password ? { username: 'registry', password } : { cancel: true }),
       }))
       if (!result.ok) throw new OutboundFailure(`${step}: ${UNREACHABLE}`, `the remote refused the push: ${result.error ?? JSON.stringify(result.refs)}`)
       await this.store.recordPush(org, remote, { commit: head, at: new Date().toISOString() })
       return true
     } catch (error) {
       // The remote's answer (a status, a body) goes to the operator's log only; the token never does.
-      const failure = outboundFailure(step, error)
-      const secrets = new Secrets([remote.token, remote.url])
-      secrets.log(this.options.log).warn({ organization_id: org, url: remote.url, reason: failure.reason }, 'git mirror: push failed; retrying later')
-      await this.store.recordPush(org, remote, { error: secrets.redact(failure.message), at: new Date().toISOString() }).catch(() => undefined)
+      // A token that must be entered again is the owner's to fix, and says so.
+      const failure = error instanceof RegistryError ? new OutboundFailure(`${step}: ${error.message}`, error.message) : outboundFailure(step, error)
+      const redactor = new Redactor([token, remote.url])
+      redactor.log(this.options.log).warn({ organization_id: org, url: remote.url, reason: failure.reason }, 'git mirror: push failed; retrying later')
+      await this.store.recordPush(org, remote, { error: redactor.redact(failure.message), at: new Date().toISOString() }).catch(() => undefined)
       return false
     }
   }

@@ -5,7 +5,7 @@
 import { RegistryError } from '../errors.js'
 import { GitRepository, repositoryPath } from '../store/git-repository.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
-import type { MirrorRemote, MirrorStore } from '../store/mirror-store.js'
+import { mirrorSecretRef, type MirrorRemote, type MirrorStore } from '../store/mirror-store.js'
 import type { OrganizationRecord } from '../store/records.js'
 import { now } from './ids.js'
 import { MirrorPusher } from './mirror-pusher.js'
@@ -14,6 +14,7 @@ import { OutboundPolicy } from './outbound.js'
 import { NO_PROGRESS, type ProgressListener } from './progress.js'
 import { ForwardingLog } from './server-log.js'
 import { refuseControlCharacters } from './stored-urls.js'
+import type { SecretStatus, Secrets } from './secrets.js'
 
 export interface MirrorOptions {
   storage: string
@@ -24,6 +25,8 @@ export interface MirrorOptions {
   log?: MirrorLog
   /** REGISTRY_OUTBOUND_HOSTS: checked when a remote is set and on every request of a push (default: any public host, no internal one). */
   outbound?: OutboundPolicy
+  /** Seals the remote's token when it is set; the pusher opens it. */
+  secrets: Secrets
 }
 
 /** What `GET /v1/mirror` shows: never the token. */
@@ -31,6 +34,8 @@ export interface MirrorStatus {
   head: string | null
   url: string | null
   token_set: boolean
+  /** `needs_reentry`: the token is stored under a secret key this server does not hold; set the remote again. */
+  token_status: SecretStatus
   last_pushed_commit: string | null
   last_pushed_at: string | null
   last_error: string | null
@@ -51,7 +56,7 @@ export class Mirror {
     const log = this.log = new ForwardingLog(options.log)
     this.pusher = new MirrorPusher(store, {
       storage: options.storage, baseDelayMs: options.pushBaseDelayMs, maxDelayMs: options.pushMaxDelayMs, log, outbound: options.outbound,
-      canPush: () => this.writer.isWriter,
+      canPush: () => this.writer.isWriter, secrets: options.secrets,
     })
     this.writer = new MirrorWriter(index, store, blobs, {
       storage: options.storage, pollMs: options.pollMs, batch: options.batch, log,
@@ -91,6 +96,7 @@ export class Mirror {
       head: this.store.head(org.id)?.commit ?? null,
       url: remote?.url ?? null,
       token_set: Boolean(remote?.token),
+      token_status: this.options.secrets.status(mirrorSecretRef(org.id), remote?.token ?? null),
       last_pushed_commit: remote?.last_pushed_commit ?? null,
       last_pushed_at: remote?.last_pushed_at ?? null,
       last_error: remote?.last_error ?? null,
@@ -102,7 +108,7 @@ export class Mirror {
     checkRemoteUrl(url)
     const outbound = this.options.outbound ?? OutboundPolicy.DEFAULT
     outbound.check(url, 'url')
-    await this.store.setRemote(org.id, url, token, now())
+    await this.store.setRemote(org.id, url, this.options.secrets.seal(mirrorSecretRef(org.id), token), now())
     this.pusher.reset(org.id)
     return this.status(org)
   }

@@ -2,7 +2,7 @@
  * The one place where secrets are taken out of texts. Whatever a sync, an SDK build or a mirror push
  * stores, returns or logs (a sync's problem and `last_sync`, a build's error and log, the mirror's
  * `last_error`, the reasons in the server's log), and later what outbound webhooks keep, passes
- * through the `Secrets` of that operation: every secret the process holds for it. A remote may echo
+ * through the `Redactor` of that operation: every secret the process holds for it. A remote may echo
  * what it was sent (an error body quoting the Authorization header, a status line with the token in
  * it), and lower layers quote URLs and headers.
  *
@@ -71,9 +71,9 @@ function forms(secret: string): string[] {
   ]
 }
 
-export class Secrets {
+export class Redactor {
   /** No secret at all. */
-  static readonly NONE = new Secrets([])
+  static readonly NONE = new Redactor([])
 
   readonly #values: string[]
   /** Every form of every value, longest first (a longer form may contain a shorter one). */
@@ -85,8 +85,8 @@ export class Secrets {
   }
 
   /** These and more: an operation's own (its tokens, webhook secret, URLs that may hold credentials). */
-  with(...secrets: (string | null | undefined)[]): Secrets {
-    return new Secrets([...this.#values, ...secrets])
+  with(...secrets: (string | null | undefined)[]): Redactor {
+    return new Redactor([...this.#values, ...secrets])
   }
 
   /** The text without any form of any secret (and cut to a bound, after redaction). */

@@ -35,9 +35,16 @@ import { Sessions } from './sessions.js'
 import { PublicIndex } from './public-index.js'
 import { ReferenceWorkers } from '../documents/reference-pool.js'
 import { DEFAULT_REFERENCE_PARTS, ReferenceParts } from './reference-parts.js'
+import { Secrets } from './secrets.js'
+import { SecretKeyring } from '../store/secret-keyring.js'
+import { openSecretKeys, secretKeySetting } from '../secret-key-source.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
   & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes' | 'fairness'>>
+  & {
+    /** The keys that seal the secrets the registry keeps; default: the ones the environment names (secret-key-source.ts). */
+    secretKeys?: SecretKeyring
+  }
 
 /** The whole domain, wired to a storage directory. */
 export class Registry {
@@ -68,6 +75,8 @@ export class Registry {
   readonly log = new ForwardingLog()
   /** The reference pages of large documents, in parts (issue 15). */
   readonly referenceParts: ReferenceParts
+  /** Tokens and webhook secrets: sealed at rest, migrated and rotated (issue 14). */
+  readonly secrets: Secrets
   #closed = false
 
   constructor(
@@ -82,6 +91,8 @@ export class Registry {
      * (REGISTRY_REFERENCE_SPLIT) and the memory limit of the thread that splits (REGISTRY_LINT_MEMORY_MB).
      */
     reference: { splitAboveBytes?: number; memoryMb?: number } = {},
+    /** Default: a random key kept in memory only, for registries that are not reopened (tests). */
+    secretKeys: SecretKeyring = SecretKeyring.ephemeral(),
     /**
      * The storage port (docs/storage.md), which features are moving onto; by default the LMDB adapter
      * on the index's own environment and on `blobs`, so both see one state.
@@ -104,11 +115,12 @@ export class Registry {
     this.sites = new Sites(LmdbSiteStore.of(index), index, this.resources)
     this.publicIndex = new PublicIndex(index, this.sites, this.publicRegistry)
     const sdkStore = SdkStore.of(index)
-    this.sdks = new Sdks(sdkStore, index, outbound)
-    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound, log: this.log })
+    this.secrets = Secrets.of(index, secretKeys)
+    this.sdks = new Sdks(sdkStore, index, this.secrets, outbound)
+    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound, log: this.log, secrets: this.secrets })
     this.resources.deleteHooks.push(this.sdks.guardApiDelete)
     this.repositorySync = new RepositorySync(index, this.resources, this.uploads, LmdbRepositoryStore.of(index),
-      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), outbound, this.log)
+      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log)
     this.referenceParts = new ReferenceParts(blobs, new ReferenceWorkers({ memoryMb: reference.memoryMb ?? 4096 }), {
       ...DEFAULT_REFERENCE_PARTS, splitAboveBytes: reference.splitAboveBytes ?? DEFAULT_REFERENCE_PARTS.splitAboveBytes,
     })
@@ -117,6 +129,7 @@ export class Registry {
   /** Opens a storage directory; `metrics` (optional) hears about the domain's work and the workers'. */
   static open(options: RegistryOptions, metrics?: DomainMetrics & WorkerObserver): Registry {
     const outbound = OutboundPolicy.of(options.outboundHosts ?? []) // a bad entry throws before anything is opened
+    const secretKeys = options.secretKeys ?? openSecretKeys(secretKeySetting(), options.storage).keyring // so does a bad key
     mkdirSync(options.storage, { recursive: true })
     const index = new LmdbIndex(join(options.storage, 'index'))
     const blobs = new FsBlobStore(options.storage, { cacheBytes: options.documentCacheBytes })
@@ -126,8 +139,8 @@ export class Registry {
     })
     const registry = new Registry(index, blobs, documents, metrics, outbound, {
       splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,
-    })
-    registry.mirror = new Mirror(index, index.mirror, blobs, { storage: options.storage, outbound })
+    }, secretKeys)
+    registry.mirror = new Mirror(index, index.mirror, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
     return registry
   }
 

@@ -11,16 +11,17 @@ import { RegistryError, invalidRequest, notFound, type ProblemItem } from '../er
 import type { SnapshotFetcher } from '../sync/pool.js'
 import { FETCH_STEP } from '../sync/snapshot.js'
 import type { RegistryIndex } from '../store/interfaces.js'
-import type {
-  LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, RepositoryStore, SyncStatus,
+import {
+  connectionSecretRef, type LastSyncRecord, type RepositoryConnectionRecord, type RepositoryProvider, type RepositoryStore, type SyncStatus,
 } from '../store/repository-store.js'
 import { newId, now } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
-import { Secrets } from './redaction.js'
+import { Redactor } from './redaction.js'
 import { STDERR_LOG, type ServerLog } from './server-log.js'
 import type { Actor } from './organizations.js'
 import type { Resources } from './resources.js'
 import { refuseControlCharacters } from './stored-urls.js'
+import type { Secrets } from './secrets.js'
 import { SyncQueue } from './sync-queue.js'
 import type { UploadOutcome, Uploads } from './uploads.js'
 import {
@@ -100,8 +101,11 @@ function checkUrl(url: string): { url: string; normalized: string } {
   return { url: parsed.href, normalized }
 }
 
-/** A connection as clients see it: never its token or webhook secret. */
-export function connectionView(connection: RepositoryConnectionRecord): Record<string, unknown> {
+/**
+ * A connection as clients see it: never its token or webhook secret, only whether they are set and
+ * usable (`needs_reentry`: stored under a secret key this server does not hold; PUT them again).
+ */
+export function connectionView(connection: RepositoryConnectionRecord, secrets: Secrets): Record<string, unknown> {
   return {
     id: connection.id,
     organization_id: connection.organization_id,
@@ -112,6 +116,8 @@ export function connectionView(connection: RepositoryConnectionRecord): Record<s
     path: connection.path,
     has_token: connection.token !== null,
     has_webhook_secret: connection.webhook_secret !== null,
+    token_status: secrets.status(connectionSecretRef(connection, 'token'), connection.token),
+    webhook_secret_status: secrets.status(connectionSecretRef(connection, 'webhook_secret'), connection.webhook_secret),
     webhook_path: `/webhooks/${connection.provider}`,
     last_sync: connection.last_sync,
     created_at: connection.created_at,
@@ -124,9 +130,13 @@ function syncStatus(error: RegistryError): SyncStatus {
   return error.code === 'lint_blocked' || error.code === 'incompatible' ? 'blocked' : 'failed'
 }
 
-/** The secrets of a connection: its token, its webhook secret, the credentials its URL may hold. */
-function connectionSecrets(connection: RepositoryConnectionRecord): Secrets {
-  return new Secrets([connection.token, connection.webhook_secret, connection.url])
+/** What no text about a connection may show: its token, its webhook secret (as sealed, opened), the credentials its URL may hold. */
+function connectionRedactor(connection: RepositoryConnectionRecord, secrets: Secrets): Redactor {
+  return new Redactor([
+    secrets.reveal(connectionSecretRef(connection, 'token'), connection.token),
+    secrets.reveal(connectionSecretRef(connection, 'webhook_secret'), connection.webhook_secret),
+    connection.url,
+  ])
 }
 
 function keptError(error: RegistryError): NonNullable<LastSyncRecord['error']> {
@@ -144,6 +154,8 @@ export class RepositorySync {
     private readonly uploads: Uploads,
     private readonly store: RepositoryStore,
     private readonly fetcher: SnapshotFetcher,
+    /** Seals the token and webhook secret when stored, opens them where they are used. */
+    private readonly secrets: Secrets,
     /** Checked when a connection is made and before each sync; the sync worker checks each request and address again. */
     private readonly outbound: OutboundPolicy = OutboundPolicy.DEFAULT,
     /** The operator's log: why a repository could not be fetched (the key holder is told less). */
@@ -169,30 +181,31 @@ export class RepositorySync {
     this.outbound.check(url, 'url')
     const branch = checkBranch(input.branch)
     const path = checkPath(input.path)
-    const before = this.store.get(api.id)
-    const at = now()
-    const sameSource = before !== undefined && before.provider === input.provider && before.normalized_url === normalized
-      && before.branch === branch && before.path === path
-    const connection: RepositoryConnectionRecord = {
-      id: before?.id ?? newId(),
-      api_id: api.id,
-      organization_id: api.organization_id,
-      provider: input.provider,
-      url,
-      normalized_url: normalized,
-      branch,
-      path,
-      token: input.token ?? null,
-      webhook_secret: input.webhook_secret ?? null,
-      created_at: before?.created_at ?? at,
-      updated_at: at,
-      // The last sync stays with the connection while it reads the same file.
-      last_sync: sameSource ? before.last_sync : null,
-    }
-    const { created } = await this.store.put(connection, () => {
+    // Built inside the transaction from the connection as committed: what it keeps of the one it
+    // replaces (id, creation time, last sync) is never an earlier copy.
+    return this.store.put(api.id, (before) => {
+      const at = now()
+      const sameSource = before !== undefined && before.provider === input.provider && before.normalized_url === normalized
+        && before.branch === branch && before.path === path
+      const identity = { api_id: api.id, id: before?.id ?? newId() }
+      return {
+        ...identity,
+        organization_id: api.organization_id,
+        provider: input.provider,
+        url,
+        normalized_url: normalized,
+        branch,
+        path,
+        token: this.secrets.seal(connectionSecretRef(identity, 'token'), input.token),
+        webhook_secret: this.secrets.seal(connectionSecretRef(identity, 'webhook_secret'), input.webhook_secret),
+        created_at: before?.created_at ?? at,
+        updated_at: at,
+        // The last sync stays with the connection while it reads the same file.
+        last_sync: sameSource ? before.last_sync : null,
+      }
+    }, () => {
       if (!this.index.getResource(api.id)) throw notFound('api')
     })
-    return { connection, created }
   }
 
   /** The API's connection; 404 when it has none. */
@@ -256,8 +269,21 @@ export class RepositorySync {
       for (const connection of this.store.byRepository(normalized)) byApi.set(connection.api_id, connection)
     }
     const matches = delivery.provider === 'github' ? githubSignatureMatches : gitlabTokenMatches
-    return [...byApi.values()].filter((c) =>
-      c.provider === delivery.provider && c.webhook_secret !== null && matches(request, c.webhook_secret))
+    return [...byApi.values()].filter((c) => {
+      if (c.provider !== delivery.provider) return false
+      const secret = this.#webhookSecret(c)
+      return secret !== null && matches(request, secret)
+    })
+  }
+
+  /** The webhook secret to check deliveries with; null when none is set or it must be entered again. */
+  #webhookSecret(connection: RepositoryConnectionRecord): string | null {
+    try {
+      return this.secrets.open(connectionSecretRef(connection, 'webhook_secret'), connection.webhook_secret)
+    } catch (error) {
+      if (error instanceof RegistryError && error.code === 'secret_needs_reentry') return null
+      throw error
+    }
   }
 
   /** One sync of one API (its turn on the queue): fetch, bundle, publish, and keep the outcome. */
@@ -275,8 +301,9 @@ export class RepositorySync {
       // A connection made before the policy changed is refused before any request is made.
       const refused = this.outbound.storedRefusal(connection.url, 'url')
       if (refused) throw new RegistryError('repository_unavailable', `${FETCH_STEP}: ${refused}`)
+      const token = this.secrets.open(connectionSecretRef(connection, 'token'), connection.token)
       const snapshot = await this.fetcher.fetch({
-        provider: connection.provider, url: connection.url, branch: connection.branch, path: connection.path, token: connection.token,
+        provider: connection.provider, url: connection.url, branch: connection.branch, path: connection.path, token,
       })
       commit = snapshot.commit
       const outcome = await this.uploads.upload(api, { document: snapshot.text }, connection.provider)
@@ -284,11 +311,11 @@ export class RepositorySync {
       return outcome
     } catch (error) {
       commit ??= (error as { commit?: string | null }).commit ?? null
-      // What is kept, answered and logged passes through the connection's secrets: a remote may echo them.
-      const secrets = connectionSecrets(connection)
+      // What is kept, answered and logged passes through the connection's redactor: a remote may echo its secrets.
+      const redactor = connectionRedactor(connection, this.secrets)
       const reason = (error as { reason?: string }).reason
-      if (reason) secrets.log(this.log).warn({ api_id: apiId, url: connection.url, trigger, reason }, 'repository sync: the repository could not be fetched')
-      const problem = secrets.redactProblem(error instanceof RegistryError ? error : new RegistryError('internal', 'the sync failed unexpectedly'))
+      if (reason) redactor.log(this.log).warn({ api_id: apiId, url: connection.url, trigger, reason }, 'repository sync: the repository could not be fetched')
+      const problem = redactor.redactProblem(error instanceof RegistryError ? error : new RegistryError('internal', 'the sync failed unexpectedly'))
       await keep(syncStatus(problem), { error: keptError(problem) }).catch(() => undefined)
       throw error instanceof RegistryError ? problem : error
     }

@@ -13,12 +13,13 @@ import type { Page, PageRequest, ResourceRecord } from '../store/records.js'
 import type {
   BuildInputs, BuildRecord, OutputRepositoryRecord, Provider, SdkApiAttachment, SdkConfig, SdkRecord, SdkTarget,
 } from '../store/sdk-records.js'
-import type { SdkStore } from '../store/sdk-store.js'
+import { outputRepositorySecretRef, type SdkStore } from '../store/sdk-store.js'
 import { generatorOf } from '../sdk/generate.js'
 import { apiBase } from '../sdk/providers.js'
 import { newId, now, resolveRef } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
 import type { Actor } from './organizations.js'
+import type { Secrets } from './secrets.js'
 import { checkSlug, deriveSlug } from './slugs.js'
 import { refuseControlCharacters } from './stored-urls.js'
 
@@ -55,6 +56,8 @@ export class Sdks {
   constructor(
     private readonly store: SdkStore,
     private readonly index: RegistryIndex,
+    /** Seals output repository tokens when stored. */
+    private readonly secrets: Secrets,
     /** REGISTRY_OUTBOUND_HOSTS: checked here for `url` and `api_url`, and again by each build's requests. */
     private readonly outbound: OutboundPolicy = OutboundPolicy.DEFAULT,
   ) {}
@@ -195,7 +198,7 @@ export class Sdks {
         sdk_id: sdk.id, target, provider: input.provider, url: input.url, base_branch: input.base_branch ?? 'main',
         api_url: input.api_url ?? null,
         // Omitting the token keeps the stored one (it is write-only); null removes it.
-        token: input.token === undefined ? (before?.token ?? null) : input.token,
+        token: input.token === undefined ? (before?.token ?? null) : this.secrets.seal(outputRepositorySecretRef({ sdk_id: sdk.id, target }), input.token),
         created_at: before?.created_at ?? at, updated_at: at,
       }
       if (repository.provider !== 'git' && !repository.token) {

@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
 import { notFound } from '../errors.js'
 import { actorOf } from './auth.js'
-import { Data, Nullable, Problem } from './schemas.js'
+import { Data, Nullable, Problem, SecretStatus } from './schemas.js'
 
 const tags = ['Mirror']
 const security = [{ bearer: [] }]
@@ -14,6 +14,7 @@ const MirrorStatus = Type.Object({
   head: Nullable(Type.String({ description: 'the commit `main` points at' })),
   url: Nullable(Type.String({ description: 'the push mirror, or null when none is set' })),
   token_set: Type.Boolean({ description: 'whether a token was given (it is never returned)' }),
+  token_status: SecretStatus,
   last_pushed_commit: Nullable(Type.String()),
   last_pushed_at: Nullable(Type.String({ format: 'date-time' })),
   last_error: Nullable(Type.String()),

@@ -5,7 +5,7 @@ import type { Registry } from '../domain/registry.js'
 import { connectionView, type ConnectInput } from '../domain/repository-sync.js'
 import { versionView } from '../domain/views.js'
 import { actorOf } from './auth.js'
-import { Data, IdOrSlug, Nullable, Problem, SpecVersion, Ulid } from './schemas.js'
+import { Data, IdOrSlug, Nullable, Problem, SecretStatus, SpecVersion, Ulid } from './schemas.js'
 
 const Provider = Type.Enum(['github', 'gitlab'])
 
@@ -48,6 +48,8 @@ export const Connection = Type.Object({
   path: Type.String(),
   has_token: Type.Boolean(),
   has_webhook_secret: Type.Boolean(),
+  token_status: SecretStatus,
+  webhook_secret_status: SecretStatus,
   webhook_path: Type.String({ description: "where the repository's webhook posts, on this host" }),
   last_sync: Nullable(LastSync),
   created_at: Type.String({ format: 'date-time' }),
@@ -72,7 +74,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
     },
   }, async (request, reply) => {
     const { connection, created } = await sync.connect(actorOf(request), await apiOf(request), request.body as ConnectInput)
-    return reply.status(created ? 201 : 200).send({ data: connectionView(connection) })
+    return reply.status(created ? 201 : 200).send({ data: connectionView(connection, registry.secrets) })
   })
 
   app.get('/v1/apis/:api/repository', {
@@ -80,7 +82,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
       tags, security, params: Params, summary: "The API's repository connection and its last sync (never its secrets)",
       response: { 200: Data(Connection), ...errors(400, 401, 404) },
     },
-  }, async (request) => ({ data: connectionView(await sync.connection(actorOf(request), await apiOf(request))) }))
+  }, async (request) => ({ data: connectionView(await sync.connection(actorOf(request), await apiOf(request)), registry.secrets) }))
 
   app.delete('/v1/apis/:api/repository', {
     schema: {

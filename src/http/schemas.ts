@@ -30,6 +30,10 @@ export const Compatibility = Type.Enum(['none', 'backward', 'forward', 'full', '
 export const Name = Type.String({ minLength: 1, maxLength: 200 })
 export const Description = Type.String({ maxLength: 10_000 })
 export const LogoUrl = Type.String({ maxLength: 2048 })
+/** A write-only secret as views show it (docs/security.md). */
+export const SecretStatus = Type.Enum(['none', 'stored', 'needs_reentry'], {
+  description: "none: not set; stored: set (it is never returned); needs_reentry: stored under a secret key this server does not hold (a backup restored without its key): set it again",
+})
 
 export const PageQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1, description: '1-based page' })),

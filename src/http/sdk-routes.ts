@@ -4,9 +4,11 @@ import { Type } from 'typebox'
 import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { RepositoryInput, SdkCreateInput, SdkUpdateInput } from '../domain/sdks.js'
+import type { Secrets } from '../domain/secrets.js'
+import { outputRepositorySecretRef } from '../store/sdk-store.js'
 import { SDK_TARGETS, PROVIDERS, BUILD_STATUSES, type BuildRecord, type OutputRepositoryRecord, type SdkRecord, type SdkTarget } from '../store/sdk-records.js'
 import { actorOf } from './auth.js'
-import { Data, IdOrSlug, List, Name, Nullable, PageQuery, Problem, Slug, Ulid } from './schemas.js'
+import { Data, IdOrSlug, List, Name, Nullable, PageQuery, Problem, SecretStatus, Slug, Ulid } from './schemas.js'
 
 const strict = { additionalProperties: false }
 const Time = Type.String({ format: 'date-time' })
@@ -40,6 +42,7 @@ const OutputRepository = Type.Object({
   base_branch: Type.String(),
   api_url: Nullable(Type.String()),
   has_token: Type.Boolean({ description: 'a token is stored (tokens are write-only)' }),
+  token_status: SecretStatus,
   created_at: Time,
   updated_at: Time,
 })
@@ -122,10 +125,11 @@ const SdkParams = Type.Object({ sdk: IdOrSlug })
 const TargetParams = Type.Object({ sdk: IdOrSlug, target: Target })
 const BuildParams = Type.Object({ build: Ulid })
 
-export function repositoryView(r: OutputRepositoryRecord) {
+export function repositoryView(r: OutputRepositoryRecord, secrets: Secrets) {
   return {
     sdk_id: r.sdk_id, target: r.target, provider: r.provider, url: r.url, base_branch: r.base_branch, api_url: r.api_url,
-    has_token: r.token !== null, created_at: r.created_at, updated_at: r.updated_at,
+    has_token: r.token !== null, token_status: secrets.status(outputRepositorySecretRef(r), r.token),
+    created_at: r.created_at, updated_at: r.updated_at,
   }
 }
 
@@ -136,7 +140,7 @@ export function buildView(b: BuildRecord) {
 
 export function registerSdkRoutes(app: FastifyInstance, registry: Registry): void {
   const { sdks } = registry
-  const sdkView = (sdk: SdkRecord) => ({ ...sdk, last_build_number: undefined, repositories: sdks.repositories(sdk).map(repositoryView) })
+  const sdkView = (sdk: SdkRecord) => ({ ...sdk, last_build_number: undefined, repositories: sdks.repositories(sdk).map((r) => repositoryView(r, registry.secrets)) })
   const params = <T>(request: FastifyRequest) => request.params as T
   // The SDK's id, also when the path names it by slug.
   const sdkId = (request: FastifyRequest) => sdks.require(actorOf(request), params<{ sdk: string }>(request).sdk).id
@@ -181,7 +185,7 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
     const { target } = params<{ target: SdkTarget }>(request)
     const sdk = sdkId(request)
     const { repository, created } = await sdks.putRepository(actorOf(request), sdk, target, request.body as RepositoryInput)
-    return reply.status(created ? 201 : 200).send({ data: repositoryView(repository) })
+    return reply.status(created ? 201 : 200).send({ data: repositoryView(repository, registry.secrets) })
   })
 
   app.get(repositoryPath, {
@@ -189,7 +193,7 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   }, async (request) => {
     const { target } = params<{ target: SdkTarget }>(request)
     const sdk = sdkId(request)
-    return { data: repositoryView(sdks.repository(actorOf(request), sdk, target)) }
+    return { data: repositoryView(sdks.repository(actorOf(request), sdk, target), registry.secrets) }
   })
 
   app.delete(repositoryPath, {

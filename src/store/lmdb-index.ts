@@ -449,9 +449,13 @@ export class LmdbIndex implements RegistryIndex {
 
   // ---------------------------------------------------------------- lifecycle
 
+  /**
+   * A compacted copy: live pages only. Free pages can still hold what was overwritten (the plaintext
+   * of a secret sealed since, say), and a backup must not carry it.
+   */
   async backup(directory: string): Promise<void> {
     mkdirSync(directory, { recursive: true })
-    await this.root.backup(join(directory, INDEX_FILE), false)
+    await this.root.backup(join(directory, INDEX_FILE), true)
   }
 
   async close(): Promise<void> {

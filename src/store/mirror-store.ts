@@ -6,6 +6,8 @@ import type { Database } from 'lmdb'
 import type { IndexKey } from './lmdb-index.js'
 import { MIRROR_DATABASES } from './layout.js'
 import type { ResourceRecord, VersionRecord } from './records.js'
+import type { StoredSecret } from './secret-keyring.js'
+import { sameStoredSecret, type SecretHolder, type SecretRef, type SecretSlot } from './secret-slots.js'
 
 /** One change to mirror. Records are snapshots taken in the change's transaction. */
 export type JournalChange =
@@ -52,8 +54,8 @@ export interface MirrorHead {
 
 export interface MirrorRemote {
   url: string
-  /** Write-only: never returned, never logged. */
-  token: string | null
+  /** Write-only: never returned, never logged; sealed (secret-keyring.ts). */
+  token: StoredSecret | null
   created_at: string
   last_pushed_commit: string | null
   last_pushed_at: string | null
@@ -74,7 +76,12 @@ export interface MirrorIndex {
   transaction<T>(work: () => T): Promise<T>
 }
 
-export class MirrorStore implements JournalSink {
+/** Where an organization's push mirror token is: its additional authenticated data names the organization. */
+export function mirrorSecretRef(organizationId: string): SecretRef {
+  return { holder: 'mirror-remote', organization_id: organizationId, field: 'token' }
+}
+
+export class MirrorStore implements JournalSink, SecretHolder {
   private readonly journal: Database<JournalEntry, Key>
   private readonly meta: Database<number, Key>
   private readonly heads: Database<MirrorHead, Key>
@@ -167,7 +174,7 @@ export class MirrorStore implements JournalSink {
     return [...this.remotes.getKeys()].map(String)
   }
 
-  setRemote(organizationId: string, url: string, token: string | null, at: string): Promise<MirrorRemote> {
+  setRemote(organizationId: string, url: string, token: StoredSecret | null, at: string): Promise<MirrorRemote> {
     return this.index.transaction(() => {
       const remote: MirrorRemote = {
         url, token, created_at: at, last_pushed_commit: null, last_pushed_at: null, last_error: null, last_error_at: null,
@@ -181,6 +188,22 @@ export class MirrorStore implements JournalSink {
     return this.index.transaction(() => {
       if (this.remotes.get(organizationId) === undefined) return false
       this.remotes.remove(organizationId)
+      return true
+    })
+  }
+
+  *secretSlots(): Iterable<SecretSlot> {
+    for (const { key, value } of this.remotes.getRange()) {
+      if (value.token !== null) yield { ref: mirrorSecretRef(String(key)), organization_id: String(key), value: value.token }
+    }
+  }
+
+  replaceSecret(ref: SecretRef, expected: StoredSecret, next: StoredSecret): Promise<boolean> {
+    return this.index.transaction(() => {
+      if (ref.holder !== 'mirror-remote') return false
+      const remote = this.remotes.get(ref.organization_id)
+      if (!remote || !sameStoredSecret(remote.token, expected)) return false
+      this.remotes.put(ref.organization_id, { ...remote, token: next })
       return true
     })
   }

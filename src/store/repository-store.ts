@@ -10,6 +10,8 @@ import type { RegistryIndex } from './interfaces.js'
 import { REPOSITORY_DATABASES, repositoryKeys } from './layout.js'
 import { LmdbIndex, type IndexKey } from './lmdb-index.js'
 import type { ProblemItem } from '../errors.js'
+import type { StoredSecret } from './secret-keyring.js'
+import { sameStoredSecret, type SecretHolder, type SecretRef, type SecretSlot } from './secret-slots.js'
 
 export type RepositoryProvider = 'github' | 'gitlab'
 
@@ -44,25 +46,34 @@ export interface RepositoryConnectionRecord {
   normalized_url: string
   branch: string
   path: string
-  token: string | null
-  webhook_secret: string | null
+  /** Sealed (secret-keyring.ts); never served. */
+  token: StoredSecret | null
+  webhook_secret: StoredSecret | null
   created_at: string
   updated_at: string
   last_sync: LastSyncRecord | null
 }
 
+/** Where a connection's secret is: its additional authenticated data names the API, the connection and the field. */
+export function connectionSecretRef(connection: Pick<RepositoryConnectionRecord, 'api_id' | 'id'>, field: 'token' | 'webhook_secret'): SecretRef {
+  return { holder: 'repository-connection', api_id: connection.api_id, connection_id: connection.id, field }
+}
+
 /** What the domain needs of the store. */
-export interface RepositoryStore {
+export interface RepositoryStore extends SecretHolder {
   get(apiId: string): RepositoryConnectionRecord | undefined
   /** Every connection to a repository (any branch), by normalized url. */
   byRepository(normalizedUrl: string): RepositoryConnectionRecord[]
   /** An organization's connections (a scan of every connection: there are few, one per synced API at most). */
   connectionsOf(organizationId: string): RepositoryConnectionRecord[]
   /**
-   * Creates or replaces an API's connection in one transaction; `guard` runs first inside it (the API
-   * still exists). Answers whether it was created.
+   * Creates or replaces an API's connection in one transaction: `guard` runs first inside it (the API
+   * still exists), then `build` is given the connection as committed (undefined when there is none)
+   * and answers the new one. Answers it, and whether it was created.
    */
-  put(record: RepositoryConnectionRecord, guard?: () => void): Promise<{ created: boolean }>
+  put(
+    apiId: string, build: (before: RepositoryConnectionRecord | undefined) => RepositoryConnectionRecord, guard?: () => void,
+  ): Promise<{ connection: RepositoryConnectionRecord; created: boolean }>
   /** Answers false when the API had no connection. */
   remove(apiId: string): Promise<boolean>
   /** Removes an API's connection; must run inside a write transaction (an API's delete). */
@@ -116,14 +127,18 @@ export class LmdbRepositoryStore implements RepositoryStore {
       .filter((connection) => connection.organization_id === organizationId)
   }
 
-  put(record: RepositoryConnectionRecord, guard?: () => void): Promise<{ created: boolean }> {
+  put(
+    apiId: string, build: (before: RepositoryConnectionRecord | undefined) => RepositoryConnectionRecord, guard?: () => void,
+  ): Promise<{ connection: RepositoryConnectionRecord; created: boolean }> {
     return this.index.transaction(() => {
       guard?.()
-      const before = this.get(record.api_id)
+      const before = this.get(apiId)
+      const connection = build(before)
+      if (connection.api_id !== apiId) throw new Error('a connection is stored under its own API')
       if (before) this.unlinkBranch(before)
-      this.db.repositoryConnections.put(record.api_id, record)
-      this.db.repositoryBranches.put(repositoryKeys.repositoryBranch(record.normalized_url, record.branch, record.api_id), null)
-      return { created: before === undefined }
+      this.db.repositoryConnections.put(apiId, connection)
+      this.db.repositoryBranches.put(repositoryKeys.repositoryBranch(connection.normalized_url, connection.branch, apiId), null)
+      return { connection, created: before === undefined }
     })
   }
 
@@ -151,6 +166,26 @@ export class LmdbRepositoryStore implements RepositoryStore {
       const connection = this.get(apiId)
       if (!connection || connection.updated_at !== connectionVersion) return
       this.db.repositoryConnections.put(apiId, { ...connection, last_sync: lastSync })
+    })
+  }
+
+  *secretSlots(): Iterable<SecretSlot> {
+    for (const { value } of this.db.repositoryConnections.getRange()) {
+      const connection = value as RepositoryConnectionRecord
+      for (const field of ['token', 'webhook_secret'] as const) {
+        const stored = connection[field]
+        if (stored !== null) yield { ref: connectionSecretRef(connection, field), organization_id: connection.organization_id, value: stored }
+      }
+    }
+  }
+
+  replaceSecret(ref: SecretRef, expected: StoredSecret, next: StoredSecret): Promise<boolean> {
+    return this.index.transaction(() => {
+      if (ref.holder !== 'repository-connection') return false
+      const connection = this.get(ref.api_id)
+      if (!connection || connection.id !== ref.connection_id || !sameStoredSecret(connection[ref.field], expected)) return false
+      this.db.repositoryConnections.put(ref.api_id, { ...connection, [ref.field]: next })
+      return true
     })
   }
 

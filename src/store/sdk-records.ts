@@ -1,4 +1,5 @@
 /** The records of the SDK feature as the index stores them (issue 7). */
+import type { StoredSecret } from './secret-keyring.js'
 
 export const SDK_TARGETS = ['typescript', 'php'] as const
 export type SdkTarget = (typeof SDK_TARGETS)[number]
@@ -46,8 +47,8 @@ export interface OutputRepositoryRecord {
   base_branch: string
   /** Base URL of the provider's REST API; null: derived from `url` (see docs/sdks.md). */
   api_url: string | null
-  /** Write-only: used for git and the provider's API, never served. */
-  token: string | null
+  /** Write-only: used for git and the provider's API, never served; sealed (secret-keyring.ts). */
+  token: StoredSecret | null
   created_at: string
   updated_at: string
 }

@@ -10,11 +10,18 @@ import { SDK_DATABASES, sdkKeys } from './layout.js'
 import { LmdbIndex, type IndexKey } from './lmdb-index.js'
 import type { Page, PageRequest } from './records.js'
 import type { BuildRecord, OutputRepositoryRecord, SdkRecord, SdkTarget } from './sdk-records.js'
+import type { StoredSecret } from './secret-keyring.js'
+import { sameStoredSecret, type SecretHolder, type SecretRef, type SecretSlot } from './secret-slots.js'
 
 type Key = IndexKey
 type Databases = { -readonly [name in keyof typeof SDK_DATABASES]: Database<any, Key> }
 
-export class SdkStore {
+/** Where an output repository's token is: its additional authenticated data names the SDK and the target. */
+export function outputRepositorySecretRef(repository: Pick<OutputRepositoryRecord, 'sdk_id' | 'target'>): SecretRef {
+  return { holder: 'sdk-output-repository', sdk_id: repository.sdk_id, target: repository.target, field: 'token' }
+}
+
+export class SdkStore implements SecretHolder {
   private readonly db: Databases
 
   constructor(private readonly index: LmdbIndex) {
@@ -105,6 +112,25 @@ export class SdkStore {
 
   removeRepository(sdkId: string, target: SdkTarget): boolean {
     return this.db.sdkRepositories.removeSync(sdkKeys.sdkRepository(sdkId, target))
+  }
+
+  *secretSlots(): Iterable<SecretSlot> {
+    for (const { value } of this.db.sdkRepositories.getRange()) {
+      const repository = value as OutputRepositoryRecord
+      if (repository.token === null) continue
+      const organization = this.getSdk(repository.sdk_id)?.organization_id ?? ''
+      yield { ref: outputRepositorySecretRef(repository), organization_id: organization, value: repository.token }
+    }
+  }
+
+  replaceSecret(ref: SecretRef, expected: StoredSecret, next: StoredSecret): Promise<boolean> {
+    return this.transaction(() => {
+      if (ref.holder !== 'sdk-output-repository') return false
+      const repository = this.getRepository(ref.sdk_id, ref.target as SdkTarget)
+      if (!repository || !sameStoredSecret(repository.token, expected)) return false
+      this.putRepository({ ...repository, token: next })
+      return true
+    })
   }
 
   // ---------------------------------------------------------------- builds and the queue

@@ -12,7 +12,7 @@ import { bundleDocument, SnapshotFileError } from '../documents/bundle.js'
 import type { DocumentFormat } from '../documents/types.js'
 import { DownloadTooLarge, gitHttp, type Fetch } from '../store/git-http.js'
 import { outboundFailure } from '../domain/outbound.js'
-import { Secrets } from '../domain/redaction.js'
+import { Redactor } from '../domain/redaction.js'
 
 export interface SnapshotTask {
   provider: 'github' | 'gitlab'
@@ -65,7 +65,7 @@ export const FETCH_STEP = 'the repository could not be fetched'
  * port or "not a git repository" would make syncs a port scanner of the server's network). `reason`
  * says what happened, for the operator's log, never with a credential.
  */
-export function fetchFailure(error: unknown, task: Pick<SnapshotTask, 'branch' | 'timeoutMs'>, secrets = Secrets.NONE): { problem: RegistryError; reason: string } {
+export function fetchFailure(error: unknown, task: Pick<SnapshotTask, 'branch' | 'timeoutMs'>, secrets = Redactor.NONE): { problem: RegistryError; reason: string } {
   const failure = outboundFailure(FETCH_STEP, error)
   // Messages of lower layers may quote a header, and a remote may echo one: a credential never reaches the log.
   const reason = secrets.redact(fetchReason(error, task) ?? failure.reason)
@@ -175,7 +175,7 @@ export async function readSnapshotDocument(task: SnapshotTask, fetcher?: Fetch):
     })
     commit = await git.resolveRef({ fs, dir: task.dir, ref: `refs/remotes/origin/${task.branch}` })
   } catch (error) {
-    const { problem, reason } = fetchFailure(error, task, new Secrets([task.token, basic]))
+    const { problem, reason } = fetchFailure(error, task, new Redactor([task.token, basic]))
     return { ...failure(null, problem), reason }
   }
   try {

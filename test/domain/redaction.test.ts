@@ -1,12 +1,12 @@
 /** The one redaction: every form a secret travels in is taken out of a text, and nothing else is. */
 import t from 'tap'
 import { RegistryError } from '../../src/errors.js'
-import { REDACTED, Secrets } from '../../src/domain/redaction.js'
+import { REDACTED, Redactor } from '../../src/domain/redaction.js'
 
 const TOKEN = 'ghp_Token/with+chars="7'
 
 t.test('a secret is found as it is, percent-encoded, JSON-escaped and in base64 at every alignment', async (t) => {
-  const secrets = new Secrets([TOKEN])
+  const secrets = new Redactor([TOKEN])
   const texts = [
     `Bad credentials ${TOKEN}`,
     `https://example.com/?t=${encodeURIComponent(TOKEN)}`,
@@ -27,7 +27,7 @@ t.test('a secret is found as it is, percent-encoded, JSON-escaped and in base64 
 })
 
 t.test("a URL's credentials are secrets, the URL itself is not", async (t) => {
-  const secrets = new Secrets(['https://builder:s3cr%2Ft-pass@git.example.com/acme/x.git', null, undefined])
+  const secrets = new Redactor(['https://builder:s3cr%2Ft-pass@git.example.com/acme/x.git', null, undefined])
   t.equal(secrets.redact('could not push to https://builder:s3cr%2Ft-pass@git.example.com/acme/x.git: unreachable'),
     `could not push to https://${REDACTED}:${REDACTED}@git.example.com/acme/x.git: unreachable`)
   t.equal(secrets.redact('the remote said s3cr/t-pass'), `the remote said ${REDACTED}`, 'decoded too')
@@ -35,15 +35,15 @@ t.test("a URL's credentials are secrets, the URL itself is not", async (t) => {
 })
 
 t.test('short values are not searched for, texts are bounded after redaction', async (t) => {
-  t.equal(new Secrets(['t', 'abc']).redact('a test token abc'), 'a test token abc')
+  t.equal(new Redactor(['t', 'abc']).redact('a test token abc'), 'a test token abc')
   const long = `${'a'.repeat(64 * 1024 - 3)}${TOKEN}`
-  const clean = new Secrets([TOKEN]).redact(long)
+  const clean = new Redactor([TOKEN]).redact(long)
   t.notOk(clean.includes(TOKEN.slice(0, 4)), 'no half secret at the cut')
   t.ok(clean.length <= 64 * 1024 + 1)
 })
 
-t.test('problems, log details and plain data are redacted; Secrets.with adds more', async (t) => {
-  const secrets = Secrets.NONE.with(TOKEN)
+t.test('problems, log details and plain data are redacted; Redactor.with adds more', async (t) => {
+  const secrets = Redactor.NONE.with(TOKEN)
   const problem = secrets.redactProblem(new RegistryError('repository_unavailable', `denied ${TOKEN}`, [{ path: ['url'], message: `echo ${TOKEN}` }]))
   t.match(problem, { code: 'repository_unavailable', message: `denied ${REDACTED}`, errors: [{ path: ['url'], message: `echo ${REDACTED}` }] })
   const untouched = new RegistryError('not_found', 'nothing here')

@@ -1,0 +1,55 @@
+/**
+ * Where the index keeps secrets: which record and field each one is (its additional authenticated
+ * data), and what a store that keeps some offers to migrate and rotate them.
+ */
+import type { StoredSecret } from './secret-keyring.js'
+
+export type SecretRef =
+  | { holder: 'repository-connection'; api_id: string; connection_id: string; field: 'token' | 'webhook_secret' }
+  | { holder: 'sdk-output-repository'; sdk_id: string; target: string; field: 'token' }
+  | { holder: 'mirror-remote'; organization_id: string; field: 'token' }
+
+/** One secret as committed: where it is, whose it is, and its stored value. */
+export interface SecretSlot {
+  ref: SecretRef
+  organization_id: string
+  value: StoredSecret
+}
+
+/** A store that keeps secrets. */
+export interface SecretHolder {
+  /** Every secret it keeps, read as they are iterated. */
+  secretSlots(): Iterable<SecretSlot>
+  /**
+   * In one write transaction: sets the secret to `next` if the record still holds `expected` there
+   * (another process may have changed it meanwhile); answers whether it did.
+   */
+  replaceSecret(ref: SecretRef, expected: StoredSecret, next: StoredSecret): Promise<boolean>
+}
+
+/**
+ * The additional authenticated data of a secret: the record it belongs to and the field. A value
+ * sealed for one record does not open in another, nor in the other field of the same record.
+ */
+export function secretAad(ref: SecretRef): string {
+  switch (ref.holder) {
+    case 'repository-connection': return JSON.stringify(['api-registry', ref.holder, ref.api_id, ref.connection_id, ref.field])
+    case 'sdk-output-repository': return JSON.stringify(['api-registry', ref.holder, ref.sdk_id, ref.target, ref.field])
+    case 'mirror-remote': return JSON.stringify(['api-registry', ref.holder, ref.organization_id, ref.field])
+  }
+}
+
+/** For people (logs, `registry verify`): which secret it is. */
+export function describeSecret(ref: SecretRef): string {
+  switch (ref.holder) {
+    case 'repository-connection':
+      return `the ${ref.field === 'token' ? 'token' : 'webhook secret'} of the repository connection of API ${ref.api_id}`
+    case 'sdk-output-repository': return `the token of the ${ref.target} output repository of SDK ${ref.sdk_id}`
+    case 'mirror-remote': return `the push mirror token of organization ${ref.organization_id}`
+  }
+}
+
+/** Stored values compare as their JSON (a sealed value has a fresh IV every time it is sealed). */
+export function sameStoredSecret(a: StoredSecret | null | undefined, b: StoredSecret | null | undefined): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
+}
