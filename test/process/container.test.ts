@@ -83,7 +83,7 @@ function replayRuntimeStage(t: Test, image: string): Record<string, string> {
       case 'ENV':
         for (const pair of words) {
           const [name, value] = pair.split('=')
-          env[name] = name === 'REGISTRY_STORAGE' ? inImage(value) : value
+          env[name] = name === 'REGISTRY_STORAGE' || name === 'XDG_CONFIG_HOME' ? inImage(value) : value
         }
         break
       case 'COPY': {
@@ -174,6 +174,8 @@ t.test("the image's layout, replayed without Docker: registry --help, npm run re
   const ready = await fetch(`http://127.0.0.1:${port}/readyz`)
   t.equal(ready.status, 200, '/readyz (the health check) answers 200')
   t.match(output, /"msg":"reachable at http:\/\/127\.0\.0\.1:\d+"/, 'each interface is logged as where it can be reached')
+  t.ok(existsSync(join(app, 'config', 'api-registry', 'secret-key')), 'the secret key is created in /app/config, its own volume')
+  t.match(output, /created the secret key file .*\/app\/config\/api-registry\/secret-key/)
   const exited = new Promise((resolve) => server.once('exit', resolve))
   server.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM stops it cleanly')
