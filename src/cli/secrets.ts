@@ -20,7 +20,21 @@ import type { CliContext } from './mirror.js'
  */
 export function openSecrets(index: LmdbIndex, storage: string, options: { create?: boolean } = {}): { secrets: Secrets; keys: OpenedSecretKeys } {
   const keys = openSecretKeys(secretKeySetting(), storage, options)
-  return { secrets: Secrets.of(index, keys.keyring), keys }
+  const secrets = Secrets.of(index, keys.keyring)
+  if (options.create !== false) warnOfAnotherKey(secrets, keys)
+  return { secrets, keys }
+}
+
+/**
+ * The CLI run with other settings than the server (another user's default key file, say) would seal
+ * what it stores with a key the server does not hold: said on stderr when none of the stored secrets
+ * opens with this process's keys.
+ */
+function warnOfAnotherKey(secrets: Secrets, keys: OpenedSecretKeys): void {
+  const { sealed, needs_reentry } = secrets.inventory()
+  if (needs_reentry.length === 0 || Object.keys(sealed).length > 0) return
+  process.stderr.write(`registry: warning: none of the ${needs_reentry.length} stored secret(s) opens with the secret key at ${keys.location}; `
+    + 'run this command as the server does (same user, same REGISTRY_SECRET_KEY or REGISTRY_SECRET_KEY_FILE)\n')
 }
 
 /** What `registry verify` and `registry secrets status` say about the stored secrets. */

@@ -88,5 +88,8 @@ t.test('a key given in REGISTRY_SECRET_KEY is rotated by putting the new one fir
   t.match(rotated, { resealed: 1, current: 1, needs_reentry: [] })
   t.match(cliJson([...s, 'secrets', 'status'], { REGISTRY_SECRET_KEY: newKey }), { needs_reentry: [], plaintext: 0 })
   t.match(cliJson([...s, 'mirror', 'show', '--org', 'acme'], { REGISTRY_SECRET_KEY: newKey }), { token_status: 'stored' })
-  t.match(cliJson([...s, 'mirror', 'show', '--org', 'acme'], { REGISTRY_SECRET_KEY: oldKey }), { token_status: 'needs_reentry' })
+  const withOldKey = cli(['--json', ...s, 'mirror', 'show', '--org', 'acme'], { REGISTRY_SECRET_KEY: oldKey })
+  t.match(JSON.parse(withOldKey.stdout), { token_status: 'needs_reentry' })
+  t.match(withOldKey.stderr, /warning: none of the 1 stored secret\(s\) opens with the secret key at REGISTRY_SECRET_KEY/,
+    'a CLI run with another key than the server says so')
 })
