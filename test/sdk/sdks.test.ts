@@ -91,7 +91,7 @@ t.test('output repositories: token write-only, per target, and builds need one',
   t.equal(put.statusCode, 201, put.body)
   t.same(json(put).data, {
     sdk_id: sdk.id, target: 'php', provider: 'github', url: 'https://github.com/acme/pets-php.git', base_branch: 'main', api_url: null,
-    has_token: true, created_at: json(put).data.created_at, updated_at: json(put).data.updated_at,
+    has_token: true, token_status: 'stored', created_at: json(put).data.created_at, updated_at: json(put).data.updated_at,
   })
   t.notMatch(put.body, /ghp_secret/)
   const again = await s.call({ method: 'PUT', url, payload: { provider: 'github', url: 'https://github.com/acme/pets-php.git', base_branch: 'develop' } })
