@@ -40,7 +40,7 @@ export function registerOverviewRoutes(app: FastifyInstance, registry: Registry)
       data: {
         counts: overview.counts,
         recent_versions: overview.recentVersions.map(({ resource, version }) => ({ kind: resource.kind, resource: ref(resource), version: versionView(version) })),
-        failed_syncs: overview.failedSyncs.map(({ api, connection }) => ({ api: ref(api), repository: connectionView(connection) })),
+        failed_syncs: overview.failedSyncs.map(({ api, connection }) => ({ api: ref(api), repository: connectionView(connection, registry.secrets) })),
         failed_builds: overview.failedBuilds.map(buildView),
       },
     }
