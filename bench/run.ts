@@ -35,8 +35,8 @@ interface Row {
 const args = process.argv.slice(2)
 const asJson = args.includes('--json')
 const corpusDir = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : undefined
-/** `--reference FILE`: the document of figure 10 (default: the corpus file nearest 2.5 MB, or a generated one). */
-const referenceFile = args.includes('--reference') ? args[args.indexOf('--reference') + 1] : undefined
+/** `--reference FILE[,FILE…]`: the documents of figure 10 (default: the corpus file nearest 2.5 MB, or a generated one). */
+const referenceFiles = args.includes('--reference') ? args[args.indexOf('--reference') + 1].split(',') : undefined
 /** `--only reads,upload,lint,changes,scale,storage,console,reference` runs some groups of figures (for iterating on one). */
 const only = args.includes('--only') ? new Set(args[args.indexOf('--only') + 1].split(',')) : undefined
 const runs = (group: string) => !only || only.has(group)
@@ -446,16 +446,19 @@ async function storageFigure() {
   row('7. blob bytes after 1,000 uploads of 100 documents in 10 organizations, KB', blobBytes / 1024, documentBytes / 1024, 'KB', '≤ 1.05×', (r) => r <= 1.05)
 }
 
-/** The document of figure 10: Stripe-sized (its 2.5 MB release took 148 s to become usable on 2 cores). */
-function referenceDocument(): Upload {
-  if (referenceFile) return fileUpload(referenceFile)
+/** The documents of figure 10: by default one Stripe-sized (its 2.5 MB release took 148 s to become usable on 2 cores). */
+function referenceDocuments(): Upload[] {
+  if (referenceFiles) return referenceFiles.map(fileUpload)
   if (corpusDir) {
     const files = readdirSync(corpusDir).filter((f) => /\.(json|ya?ml)$/.test(f)).map((f) => join(corpusDir, f))
     const distance = (path: string) => Math.abs(statSync(path).size - 2_500_000)
-    return fileUpload(files.reduce((a, b) => (distance(a) <= distance(b) ? a : b)))
+    return [fileUpload(files.reduce((a, b) => (distance(a) <= distance(b) ? a : b)))]
   }
-  return jsonUpload(JSON.stringify(generateOpenApi(2_500_000, 7, 'Large API')), 'generated 2.5 MB')
+  return [jsonUpload(JSON.stringify(generateOpenApi(2_500_000, 7, 'Large API')), 'generated 2.5 MB')]
 }
+
+/** The reference's budget (issue 15): a large API's section usable within 10 s of asking for it. */
+const USABLE_BUDGET_MS = 10_000
 
 /**
  * Figure 10: a large API's reference usable in headless Chromium, in parts (the overview, then its first
@@ -467,30 +470,34 @@ async function referenceFigure() {
     log('reference: /usr/bin/chromium is not installed, figure 10 skipped')
     return
   }
-  const document = referenceDocument()
-  log(`reference pages of ${document.label} (${(Buffer.byteLength(document.text) / 1e6).toFixed(1)} MB; the whole page may take minutes)`)
   const browser = await launchBrowser()
   try {
-    const measure = async <T>(name: string, env: Record<string, string>, measure: (url: string) => Promise<T>): Promise<T> => {
-      const server = await startRegistry(join(work, `reference-${name}`), KEY, env)
-      running.push(server)
-      const call = (method: string, path: string, body?: string, contentType?: string) => request(server.url, method, path, body, contentType)
-      const url = `${server.url}${await publishReference(call, document, 'Large')}`
-      try {
-        return await measure(url)
-      } finally {
-        await server.stop()
-      }
-    }
-    const whole = await measure('whole', { REGISTRY_REFERENCE_SPLIT: '0' }, (url) => wholeUsableMs(browser, url))
-    const split = await measure('split', {}, (url) => splitUsableMs(browser, url))
-    const capped = (ms: number) => (ms >= USABLE_CAP_MS ? ` (not usable within ${USABLE_CAP_MS / 1000} s: the ratio is an upper bound)` : '')
-    log(`  whole page ${Math.round(whole)} ms${capped(whole)}; in ${split.parts} parts: overview ${Math.round(split.overviewMs)} ms, first section ${Math.round(split.firstMs)} ms, last section ${Math.round(split.lastMs)} ms`)
-    row('10a. large reference usable: overview, then its first section, ms', split.firstMs, whole, 'ms', '≤ 0.2×', (r) => r <= 0.2)
-    row('10b. large reference usable: its last section by a link, ms', split.lastMs, whole, 'ms', '≤ 0.2×', (r) => r <= 0.2)
+    for (const [index, document] of referenceDocuments().entries()) await referenceOf(document, index, browser)
   } finally {
     await browser.close()
   }
+}
+
+async function referenceOf(document: Upload, index: number, browser: Awaited<ReturnType<typeof launchBrowser>>) {
+  log(`reference pages of ${document.label} (${(Buffer.byteLength(document.text) / 1e6).toFixed(1)} MB; the whole page may take minutes)`)
+  const measure = async <T>(name: string, env: Record<string, string>, measure: (url: string) => Promise<T>): Promise<T> => {
+    const server = await startRegistry(join(work, `reference-${index}-${name}`), KEY, env)
+    running.push(server)
+    const call = (method: string, path: string, body?: string, contentType?: string) => request(server.url, method, path, body, contentType)
+    const url = `${server.url}${await publishReference(call, document, 'Large')}`
+    try {
+      return await measure(url)
+    } finally {
+      await server.stop()
+    }
+  }
+  const whole = await measure('whole', { REGISTRY_REFERENCE_SPLIT: '0' }, (url) => wholeUsableMs(browser, url))
+  const split = await measure('split', {}, (url) => splitUsableMs(browser, url))
+  const capped = (ms: number) => (ms >= USABLE_CAP_MS ? ` (not usable within ${USABLE_CAP_MS / 1000} s: the ratio is an upper bound)` : '')
+  log(`  whole page ${Math.round(whole)} ms${capped(whole)}; in ${split.parts} parts: overview ${Math.round(split.overviewMs)} ms, first section ${Math.round(split.firstMs)} ms, last section ${Math.round(split.lastMs)} ms (load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`)
+  const target = `≤ 0.2× and ≤ ${USABLE_BUDGET_MS / 1000} s`
+  row(`10a. large reference usable: overview, then its first section, ms (${document.label})`, split.firstMs, whole, 'ms', target, (r) => r <= 0.2 && split.firstMs <= USABLE_BUDGET_MS)
+  row(`10b. large reference usable: its last section by a link, ms (${document.label})`, split.lastMs, whole, 'ms', target, (r) => r <= 0.2 && split.lastMs <= USABLE_BUDGET_MS)
 }
 
 function printTable(): void {

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 import { notFound } from '../errors.js'
 import { namedAsset, SiteAssets, type Asset } from '../sites/assets.js'
-import { embeddedReferencePage } from '../sites/pages.js'
+import { embeddedReferencePage, PART_OPTIONS } from '../sites/pages.js'
 import { sendAsset } from './asset-reply.js'
 import { sendPage as sendHtmlPage } from './html-reply.js'
 import { Ulid } from './schemas.js'
@@ -99,9 +99,15 @@ export async function consoleRoutes(app: FastifyInstance, options: { directory?:
   // itself keeps its stricter policy. The document is read through /v1 with the session's cookie.
   const scalarFiles = SiteAssets.shared().urls('/docs')
   app.get('/console/_reference/apis/:api/versions/:version', {
-    schema: { ...hide, params: Type.Object({ api: Ulid, version: Ulid }) },
+    schema: { ...hide, params: Type.Object({ api: Ulid, version: Ulid }), querystring: Type.Object({ part: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }) },
   }, async (request, reply) => {
     const { api, version } = request.params as { api: string; version: string }
-    return sendHtmlPage(reply, 200, embeddedReferencePage('API reference', `/v1/apis/${api}/versions/${version}/document`, scalarFiles))
+    // `?part=`: one part of a large document (the console lists them from /v1/…/reference-parts).
+    const { part } = request.query as { part?: string }
+    const at = `/v1/apis/${api}/versions/${version}`
+    const page = part === undefined
+      ? embeddedReferencePage('API reference', `${at}/document`, scalarFiles)
+      : embeddedReferencePage('API reference', `${at}/reference-parts/${encodeURIComponent(part)}`, scalarFiles, PART_OPTIONS)
+    return sendHtmlPage(reply, 200, page)
   })
 }

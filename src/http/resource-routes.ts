@@ -6,17 +6,17 @@ import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { CreateInput, UpdateInput } from '../domain/resources.js'
 import { resourceView, versionView } from '../domain/views.js'
-import { invalidRequest } from '../errors.js'
+import { invalidRequest, notFound } from '../errors.js'
 import type { ResourceKind, ResourceRecord } from '../store/records.js'
 import { actorOf } from './auth.js'
 import { registerUploadRoutes, type RawDocumentBody } from './body-parsers.js'
-import { sendDocument } from './document-reply.js'
+import { sendDocument, sendGzippedJson } from './document-reply.js'
 import { registerChangeRoutes } from './change-routes.js'
 import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
 import {
   Api, BlockingSeverity, Compatibility, Data, DryRun, Description, DocumentValue, Finding, FormatQuery, List, ListQuery, LogoUrl, Name, Nullable,
-  PageQuery, Problem, Ruleset, RulesetVersion, Schema, SchemaVersion, Slug, SpecVersion, Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
+  PageQuery, Problem, ReferencePartView, Ruleset, RulesetVersion, Schema, SchemaVersion, Slug, SpecVersion, Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
 } from './schemas.js'
 
 /** What differs between APIs, schemas and rulesets on the wire. */
@@ -181,6 +181,30 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     }, async (request) => {
       const version = await registry.versions.byRef((await resourceOf(request)), (request.params as { version: string }).version)
       return { data: registry.versions.findings(version) }
+    })
+
+    // A large document's reference in parts, as the sites serve it (domain/reference-parts.ts), for the
+    // console's reference frame: the parts in reading order ([] when the document is not split), and
+    // one part's document.
+    app.get(`${item}/versions/:version/reference-parts`, {
+      schema: { tags, security, summary: "A large version's reference parts (empty when it is shown whole)", params: VersionParams, response: { 200: Data(Type.Array(ReferencePartView)), ...errors(400, 401, 404) } },
+    }, async (request) => {
+      const version = registry.versions.byRef(resourceOf(request), (request.params as { version: string }).version)
+      return { data: registry.referenceParts.isSplit(version) ? await registry.referenceParts.parts(version) : [] }
+    })
+
+    app.get(`${item}/versions/:version/reference-parts/:part`, {
+      schema: {
+        tags, security, summary: "One reference part's document (a complete OpenAPI document), with ETag",
+        params: Type.Object({ ...VersionParams.properties, part: Type.String({ maxLength: 200 }) }),
+        response: { 200: Type.Unknown(), 304: Type.Null(), ...errors(400, 401, 404) },
+      },
+    }, async (request, reply) => {
+      const { version: ref, part: slug } = request.params as { version: string; part: string }
+      const version = registry.versions.byRef(resourceOf(request), ref)
+      if (!registry.referenceParts.isSplit(version)) throw notFound('part')
+      const { gzipped } = await registry.referenceParts.part(version, slug)
+      return sendGzippedJson(request, reply, `"${version.checksum}/${slug}"`, gzipped)
     })
   }
 

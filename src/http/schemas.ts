@@ -96,6 +96,15 @@ export const Finding = Type.Object({
   path: Type.Array(Type.Union([Type.String(), Type.Integer()])),
 })
 
+/** One part of a large document's reference (domain/reference-parts.ts). */
+export const ReferencePartView = Type.Object({
+  slug: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  piece: Type.Union([Type.Object({ index: Type.Integer(), of: Type.Integer() }), Type.Null()]),
+  operations: Type.Integer(),
+})
+
 const versionFields = {
   id: Ulid,
   organization_id: Ulid,

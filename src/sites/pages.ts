@@ -184,6 +184,13 @@ export function referencePage(ctx: SiteContext, api: SiteApiSummary): string {
   return layout(ctx, { title: `${apiLabel(api)} · ${ctx.title}`, current, body, scripts })
 }
 
+/**
+ * Scalar's options for one part of a large reference: the part's models are a slice of the API's,
+ * shown within its operations anyway; Scalar's download would give the part, where readers expect the
+ * whole document (the overview links it).
+ */
+export const PART_OPTIONS = { hideModels: true, documentDownloadType: 'none' }
+
 /** A part of a large document's reference, as its pages list it (see domain/reference-parts.ts). */
 export interface ReferencePartLink {
   slug: string
@@ -233,9 +240,7 @@ export function referencePartPage(ctx: SiteContext, api: SiteApiSummary, parts: 
   const position = parts.findIndex((p) => p.slug === part.slug)
   const previous = position > 0 ? parts[position - 1] : undefined
   const next = position >= 0 ? parts[position + 1] : undefined
-  // The part's models are a slice of the API's, shown within its operations anyway; Scalar's download
-  // would give the part, where readers expect the whole document (the overview links it).
-  const { body, scripts } = scalarReference(`${at}/parts/${part.slug}/openapi.json`, ctx.assets, { hideModels: true, documentDownloadType: 'none' })
+  const { body, scripts } = scalarReference(`${at}/parts/${part.slug}/openapi.json`, ctx.assets, PART_OPTIONS)
   const bar = html`<nav class="reference-bar" aria-label="Sections">
 <a href="${at}">${apiLabel(api)}: all sections</a>
 <span class="reference-bar-current">${partLabel(part)}</span>
@@ -262,8 +267,8 @@ export function serviceReferencePage(title: string, assets: PageAssets): string 
  * A version's reference alone, without a header: the console shows it in a frame, and Scalar loads the
  * document from `documentUrl` with the console's session.
  */
-export function embeddedReferencePage(title: string, documentUrl: string, assets: PageAssets): string {
-  return documentShell({ title, assets, bodyClass: 'embedded', ...scalarReference(documentUrl, assets) })
+export function embeddedReferencePage(title: string, documentUrl: string, assets: PageAssets, extra?: Record<string, unknown>): string {
+  return documentShell({ title, assets, bodyClass: 'embedded', ...scalarReference(documentUrl, assets, extra) })
 }
 
 /**

@@ -5,12 +5,11 @@
  * console stays clean and no request leaves the server. Screenshots: test-output/sites/parts-*.png.
  */
 import { mkdirSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { json, startTestServer } from '../helpers.js'
 import { shopApi } from '../support/shop-api.js'
-import { foreignRequests, launchChromium, skipWithoutChromium, watch } from './support.js'
+import { browseServer, foreignRequests, skipWithoutChromium } from './support.js'
 
 const SCREENSHOTS = fileURLToPath(new URL('../../test-output/sites/', import.meta.url))
 
@@ -22,14 +21,8 @@ t.test('overview → section → next section in chromium', { skip: skipWithoutC
   const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'Shop', visibility: 'public' } })).data
   await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: shopApi() } })
   await s.call({ method: 'POST', url: '/v1/sites', payload: { name: 'Docs', slug: 'docs', title: 'Shop Developers', visibility: 'public', api_ids: [api.id] } })
-  await s.app.listen({ port: 0, host: '127.0.0.1' })
-  const origin = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`
+  const { origin, page, seen } = await browseServer(t, s.app)
   const base = `${origin}/@acme/sites/docs/apis/shop`
-
-  const browser = await launchChromium()
-  t.teardown(() => browser.close())
-  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
-  const seen = watch(page)
 
   await page.goto(base)
   t.equal(await page.locator('main h1').textContent(), 'Shop')
@@ -57,4 +50,36 @@ t.test('overview → section → next section in chromium', { skip: skipWithoutC
   t.same(foreignRequests(seen.requests, [origin]), [], 'no request left the server')
   t.same(seen.errors, [], 'the console has no errors')
   t.same(seen.dialogs, [])
+})
+
+t.test("the console's reference of a large API: a section picker, one section in the frame", { skip: skipWithoutChromium }, async (t) => {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  const s = await startTestServer({ referenceSplitBytes: 2000 })
+  t.teardown(s.close)
+  const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'Shop' } })).data
+  await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: shopApi() } })
+  const { origin, page, seen } = await browseServer(t, s.app)
+  await page.goto(`${origin}/console/`)
+  await page.getByLabel('API key').fill(s.key)
+  await page.keyboard.press('Enter')
+  await page.locator('h1', { hasText: 'Overview' }).waitFor({ timeout: 60_000 })
+
+  await page.goto(`${origin}/console/apis/${api.slug}/reference`)
+  const picker = page.getByLabel('Section')
+  await picker.waitFor({ timeout: 60_000 })
+  t.same((await picker.locator('option').allTextContents()).map((text) => text.split(' · ')[0]), ['orders', 'customers', 'products'])
+  const frame = page.frameLocator('iframe.reference-frame')
+  await frame.getByText('Place an order').first().waitFor({ timeout: 60_000 })
+  t.equal(await frame.getByText('/products').count(), 0, 'the first section only')
+
+  await picker.selectOption({ label: (await picker.locator('option').last().textContent())! })
+  await frame.getByText('/products').first().waitFor({ timeout: 60_000 })
+  t.equal(await frame.getByText('Place an order').count(), 0, 'the chosen section replaces it')
+  await page.screenshot({ path: `${SCREENSHOTS}parts-console.png` })
+
+  const documents = seen.requests.filter((url) => url.includes(`/v1/apis/${api.id}/versions/`))
+  t.ok(documents.some((url) => /\/reference-parts\/products$/.test(url)), 'the frame loaded the section through /v1')
+  t.notOk(documents.some((url) => url.endsWith('/document')), 'and never the whole document')
+  t.same(foreignRequests(seen.requests, [origin]), [], 'no request left the server')
+  t.same(seen.errors.filter((message) => !/status of 401/.test(message)), [], 'no error but the sign-in check before signing in')
 })

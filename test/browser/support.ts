@@ -41,3 +41,16 @@ export function watch(page: Page): Watch {
 export function foreignRequests(requests: string[], origins: string[]): string[] {
   return requests.filter((url) => !url.startsWith('data:') && !origins.some((origin) => url.startsWith(`${origin}/`)))
 }
+
+/**
+ * A test server listening on a port of its own, and a page in chromium watched from its start (the
+ * browser closes with the test). Answers the server's origin, the page and what it did.
+ */
+export async function browseServer(t: { teardown: (fn: () => unknown) => void }, app: { listen: (options: { port: number; host: string }) => Promise<unknown>; server: { address: () => unknown } }): Promise<{ origin: string; page: Page; seen: Watch }> {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const browser = await launchChromium()
+  t.teardown(() => browser.close())
+  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
+  return { origin, page, seen: watch(page) }
+}

@@ -146,3 +146,41 @@ t.test('REGISTRY_REFERENCE_SPLIT=0 never splits', async (t) => {
   t.equal(configOf((await get(s, `${BASE}/apis/shop`)).body).url, `${BASE}/apis/shop/openapi.json`)
   t.equal((await get(s, `${BASE}/apis/shop/parts/orders`)).statusCode, 404)
 })
+
+t.test("the console's reference of a large version: its sections through /v1, each shown alone in the frame", async (t) => {
+  const s = await startTestServer({ referenceSplitBytes: SPLIT_ABOVE })
+  t.teardown(s.close)
+  const { shop, pets } = await publish(s)
+  await s.call({ method: 'PATCH', url: `/v1/apis/${shop.id}`, payload: { visibility: 'private' } })
+  const version = json(await s.call({ method: 'GET', url: `/v1/apis/${shop.id}/versions` })).data[0]
+  const at = `/v1/apis/${shop.id}/versions/${version.id}/reference-parts`
+
+  const listed = await s.call({ method: 'GET', url: at })
+  t.equal(listed.statusCode, 200)
+  const parts = json(listed).data as Json[]
+  t.same(parts.map((p) => p.name), ['orders', 'customers', 'products'], 'the sections the site shows, in the same order')
+  t.ok(parts.every((p) => typeof p.slug === 'string' && p.operations > 0))
+  t.equal((await s.call({ method: 'GET', url: at, key: null })).statusCode, 401, 'a private API\'s sections need a key or a session')
+
+  const last = parts[parts.length - 1]
+  const res = await s.call({ method: 'GET', url: `${at}/${last.slug}` })
+  t.equal(res.statusCode, 200)
+  const doc = json(res)
+  t.same(validateOpenApi(doc).problems, [], 'a complete document whose every $ref resolves')
+  t.equal(operationsOf(doc).length, last.operations)
+  t.equal((await s.call({ method: 'GET', url: `${at}/${last.slug}`, headers: { 'if-none-match': res.headers.etag as string } })).statusCode, 304)
+  t.equal((await s.call({ method: 'GET', url: `${at}/no-such-part` })).statusCode, 404)
+  t.equal((await s.call({ method: 'GET', url: `${at}/${last.slug}`, key: null })).statusCode, 401)
+
+  const frame = await s.call({ method: 'GET', url: `/console/_reference/apis/${shop.id}/versions/${version.id}?part=${last.slug}`, key: null })
+  t.equal(frame.statusCode, 200)
+  const config = configOf(frame.body)
+  t.equal(config.url, `${at}/${last.slug}`, 'Scalar reads the part through /v1 with the console\'s session')
+  t.equal(config.hideModels, true)
+  const whole = configOf((await s.call({ method: 'GET', url: `/console/_reference/apis/${shop.id}/versions/${version.id}`, key: null })).body)
+  t.equal(whole.url, `/v1/apis/${shop.id}/versions/${version.id}/document`, 'without ?part= the whole document, as before')
+
+  const small = json(await s.call({ method: 'GET', url: `/v1/apis/${pets.id}/versions` })).data[0]
+  t.same(json(await s.call({ method: 'GET', url: `/v1/apis/${pets.id}/versions/${small.id}/reference-parts` })).data, [], 'a document under the threshold has no sections')
+  t.equal((await s.call({ method: 'GET', url: `/v1/apis/${pets.id}/versions/${small.id}/reference-parts/anything` })).statusCode, 404)
+})

@@ -348,15 +348,36 @@ export function Reference(props: FrameProps) {
   return <ResourceFrame {...props} title="Reference">{(resource) => <ReferencePanel info={info} resource={resource} />}</ResourceFrame>
 }
 
+/** One section of a large document's reference (GET …/versions/{version}/reference-parts). */
+interface ReferencePart { slug: string; name: string; piece: { index: number; of: number } | null; operations: number }
+
+const partLabel = (part: ReferencePart) => `${part.name}${part.piece ? ` (${part.piece.index} of ${part.piece.of})` : ''} · ${part.operations} operation${part.operations === 1 ? '' : 's'}`
+
 function ReferencePanel(props: { info: KindInfo; resource: Resource }) {
   const { info, resource } = props
-  const { version, set } = useVersionParam(resource)
+  const { version, query, set } = useVersionParam(resource)
+  // A large document is shown a section at a time, as documentation sites show it (docs/sites.md).
+  const parts = useFetch<{ data: ReferencePart[] }>(resource.current && version ? apiPath(info, resource.id, `/versions/${version}/reference-parts`) : null)
   if (!resource.current) return <Empty title="No document yet"><p><a href={resourcePath(info, resource.slug, '/upload')}>Upload one</a>.</p></Empty>
+  const list = parts.data?.data
+  const part = list && list.length > 0 ? (list.find((p) => p.slug === query.part) ?? list[0]) : undefined
+  const frame = `/console/_reference/apis/${resource.id}/versions/${version}${part ? `?part=${encodeURIComponent(part.slug)}` : ''}`
   return (
     <>
-      <div class="row"><VersionPicker info={info} resource={resource} value={version} onChange={(id) => set({ version: id })} /></div>
-      <p class="muted small">The reference as documentation sites render it (Scalar), from this version’s document.</p>
-      <iframe class="reference-frame" title={`API reference of ${resource.name}`} src={`/console/_reference/apis/${resource.id}/versions/${version}`} />
+      <div class="row">
+        <VersionPicker info={info} resource={resource} value={version} onChange={(id) => set({ version: id, part: undefined })} />
+        {part && list && (
+          <div class="field">
+            <label for="reference-part">Section</label>
+            <select id="reference-part" value={part.slug} onChange={(e) => set({ part: (e.target as HTMLSelectElement).value })}>
+              {list.map((p) => <option key={p.slug} value={p.slug}>{partLabel(p)}</option>)}
+            </select>
+          </div>
+        )}
+      </div>
+      <p class="muted small">The reference as documentation sites render it (Scalar), from this version’s document{part ? `: a large document, shown one of its ${list?.length} sections at a time` : ''}.</p>
+      {parts.error && <p class="muted small">The sections could not be listed ({parts.error.message}); the whole document is shown.</p>}
+      {(list !== undefined || parts.error) && <iframe class="reference-frame" title={`API reference of ${resource.name}`} src={frame} />}
     </>
   )
 }
