@@ -63,13 +63,7 @@ export interface RegistryIndex {
   getOrganizationBySlug(slug: string): OrganizationRecord | undefined
   /** Creates the organization and its first key atomically; 409 when the slug is taken. */
   createOrganization(org: OrganizationRecord, firstKey: KeyRecord): Promise<void>
-  getKey(id: string): KeyRecord | undefined
-  getKeyByHash(hash: string): KeyRecord | undefined
-  listKeys(organizationId: string): KeyRecord[]
-  createKey(key: KeyRecord): Promise<void>
-  /** `guard` runs inside the transaction with the key as stored and may throw to refuse. */
-  revokeKey(id: string, at: string, guard?: (key: KeyRecord) => void): Promise<KeyRecord | undefined>
-  recordKeyUse(uses: Map<string, string>): Promise<void>
+  // Keys are read and written through the storage port only (src/storage, docs/storage.md).
 
   // Resources
   getResource(id: string): ResourceRecord | undefined

@@ -117,57 +117,9 @@ export class LmdbIndex implements RegistryIndex {
     })
   }
 
-  getKey(id: string): KeyRecord | undefined {
-    return this.db.keys.get(id)
-  }
-
-  getKeyByHash(hash: string): KeyRecord | undefined {
-    const id = this.db.keyHashes.get(hash)
-    return id === undefined ? undefined : this.db.keys.get(id)
-  }
-
-  listKeys(organizationId: string): KeyRecord[] {
-    return [...this.db.keys.getRange().map(({ value }) => value as KeyRecord)]
-      .filter((key) => key.organization_id === organizationId)
-  }
-
-  async createKey(key: KeyRecord): Promise<void> {
-    await this.atomic(() => {
-      if (this.db.organizations.get(key.organization_id) === undefined) throw notFound('organization')
-      this.putKey(key)
-    })
-  }
-
   private putKey(key: KeyRecord): void {
     this.db.keys.put(key.id, key)
     this.db.keyHashes.put(key.hash, key.id)
-  }
-
-  async revokeKey(id: string, at: string, guard?: (key: KeyRecord) => void): Promise<KeyRecord | undefined> {
-    return this.atomic(() => {
-      const key: KeyRecord | undefined = this.db.keys.get(id)
-      if (!key) return undefined
-      guard?.(key)
-      if (key.revoked_at) return key
-      const revoked = { ...key, revoked_at: at }
-      this.db.keys.put(id, revoked)
-      return revoked
-    })
-  }
-
-  /**
-   * Sets `last_used_at` and nothing else, on the record as committed (read inside the transaction): a
-   * revocation written meanwhile by another process is kept. Older times never replace newer ones.
-   */
-  async recordKeyUse(uses: Map<string, string>): Promise<void> {
-    if (uses.size === 0) return
-    await this.atomic(() => {
-      for (const [id, at] of uses) {
-        const key: KeyRecord | undefined = this.db.keys.get(id)
-        if (!key || (key.last_used_at !== null && key.last_used_at >= at)) continue
-        this.db.keys.put(id, { ...key, last_used_at: at })
-      }
-    })
   }
 
   // ---------------------------------------------------------------- resources
