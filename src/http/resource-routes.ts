@@ -189,7 +189,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     app.get(`${item}/versions/:version/reference-parts`, {
       schema: { tags, security, summary: "A large version's reference parts (empty when it is shown whole)", params: VersionParams, response: { 200: Data(Type.Array(ReferencePartView)), ...errors(400, 401, 404) } },
     }, async (request) => {
-      const version = registry.versions.byRef(resourceOf(request), (request.params as { version: string }).version)
+      const version = await registry.versions.byRef(await resourceOf(request), (request.params as { version: string }).version)
       return { data: registry.referenceParts.isSplit(version) ? await registry.referenceParts.parts(version) : [] }
     })
 
@@ -201,7 +201,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
       },
     }, async (request, reply) => {
       const { version: ref, part: slug } = request.params as { version: string; part: string }
-      const version = registry.versions.byRef(resourceOf(request), ref)
+      const version = await registry.versions.byRef(await resourceOf(request), ref)
       if (!registry.referenceParts.isSplit(version)) throw notFound('part')
       const { gzipped } = await registry.referenceParts.part(version, slug)
       return sendGzippedJson(request, reply, `"${version.checksum}/${slug}"`, gzipped)
