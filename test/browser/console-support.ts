@@ -3,16 +3,14 @@
  * through the form, moving by keyboard (Tab to an element, then a key), accessibility checks with axe,
  * and checks that nothing stored ever became markup that runs.
  */
-import { mkdirSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { AxeBuilder } from '@axe-core/playwright'
 import type { Browser, Locator, Page } from 'playwright-core'
 import type { Test } from 'tap'
-import { startTestServer, type TestServer } from '../helpers.js'
-import { foreignRequests, launchChromium, watch, type Watch } from './support.js'
+import { OUTBOUND_LOOPBACK, type TestServer } from '../helpers.js'
+import { foreignRequests, screenshotFolder, serveToChromium, watch, type Watch } from './support.js'
 
-export const SCREENSHOTS = fileURLToPath(new URL('../../docs/images/console/', import.meta.url))
+/** test-output/console/, or docs/images/console/ (shown in docs/console.md) with UPDATE_SCREENSHOTS=1. */
+const SCREENSHOTS = screenshotFolder('console', 'docs/images/console/')
 
 export interface ConsoleSession {
   s: TestServer
@@ -23,13 +21,8 @@ export interface ConsoleSession {
 }
 
 export async function openConsole(t: Test): Promise<ConsoleSession> {
-  mkdirSync(SCREENSHOTS, { recursive: true })
-  const s = await startTestServer()
-  t.teardown(s.close)
-  await s.app.listen({ port: 0, host: '127.0.0.1' })
-  const origin = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`
-  const browser = await launchChromium()
-  t.teardown(() => browser.close())
+  // The journey connects a repository on a loopback port, which the outbound policy refuses by default.
+  const { s, origin, browser } = await serveToChromium(t, { outboundHosts: OUTBOUND_LOOPBACK })
   // axe needs a page of a context of its own (browser.newPage() makes one it cannot use).
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()
@@ -39,10 +32,10 @@ export async function openConsole(t: Test): Promise<ConsoleSession> {
 
 /**
  * The console's own API answers that a page shows on purpose (a sign-in check before signing in, a
- * document the dry run refuses, an API with no repository yet): the browser logs each as a failed
- * resource. Anything else in the console is an error of the page.
+ * document the dry run refuses, an API with no repository yet, a sync of a repository that cannot be
+ * reached): the browser logs each as a failed resource. Anything else in the console is an error of the page.
  */
-const EXPECTED_ANSWERS = /^Failed to load resource: the server responded with a status of (401|404|422) /
+const EXPECTED_ANSWERS = /^Failed to load resource: the server responded with a status of (401|404|422|502) /
 
 export function pageErrors(seen: Watch): string[] {
   return seen.errors.filter((message) => !EXPECTED_ANSWERS.test(message))
@@ -131,6 +124,8 @@ export async function checkNoInjectedMarkup(t: Test, page: Page, label: string):
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {
+  // From the top: scrolled, the sticky sidebar would be drawn halfway down a full-page picture.
+  await page.evaluate('window.scrollTo(0, 0)')
   await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true })
 }
 

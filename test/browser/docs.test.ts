@@ -4,24 +4,15 @@
  * badge is the package's, every request goes to our own host and the console stays clean.
  * Screenshot: test-output/docs/reference.png.
  */
-import { mkdirSync, readFileSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
+import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { startTestServer } from '../helpers.js'
-import { foreignRequests, launchChromium, skipWithoutChromium, watch } from './support.js'
+import { foreignRequests, screenshotFolder, serveToChromium, skipWithoutChromium, watch } from './support.js'
 
-const SCREENSHOTS = fileURLToPath(new URL('../../test-output/docs/', import.meta.url))
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 t.test("/docs renders the registry's own reference with Scalar", { skip: skipWithoutChromium }, async (t) => {
-  mkdirSync(SCREENSHOTS, { recursive: true })
-  const s = await startTestServer()
-  t.teardown(s.close)
-  await s.app.listen({ port: 0, host: '127.0.0.1' })
-  const origin = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`
-  const browser = await launchChromium()
-  t.teardown(() => browser.close())
+  const SCREENSHOTS = screenshotFolder('docs')
+  const { origin, browser } = await serveToChromium(t)
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
   const seen = watch(page)
 

@@ -1,6 +1,10 @@
 /** What the browser tests share: Debian's chromium driven by playwright-core, and what a page did. */
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Test } from 'tap'
+import { startTestServer, type TestServer } from '../helpers.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -16,6 +20,30 @@ export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
       '--disable-component-update', '--disable-sync', ...extraArgs,
     ],
   })
+}
+
+type TestServerOptions = Parameters<typeof startTestServer>[0]
+
+/** A test registry listening on a loopback port, and chromium: both closed when the test ends. */
+export async function serveToChromium(t: Test, options: TestServerOptions = {}, extraArgs: string[] = []): Promise<{ s: TestServer; origin: string; browser: Browser }> {
+  const s = await startTestServer(options)
+  t.teardown(s.close)
+  await s.app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = `http://127.0.0.1:${(s.app.server.address() as AddressInfo).port}`
+  const browser = await launchChromium(extraArgs)
+  t.teardown(() => browser.close())
+  return { s, origin, browser }
+}
+
+/**
+ * Where a test's screenshots go: test-output/{name}/ (ignored by git), so a run never changes the
+ * clone. The console's screenshots in docs/ are refreshed on purpose, with UPDATE_SCREENSHOTS=1.
+ */
+export function screenshotFolder(name: string, documented?: string): string {
+  const folder = documented && process.env.UPDATE_SCREENSHOTS === '1' ? documented : `test-output/${name}/`
+  const path = fileURLToPath(new URL(`../../${folder}`, import.meta.url))
+  mkdirSync(path, { recursive: true })
+  return path
 }
 
 /** What a page did while a test looked at it. */

@@ -18,6 +18,7 @@ function RepositoryPanels(props: { api: Resource; reloadApi: () => void }) {
   const canWrite = useCan('write')
   const sync = useAction()
   const disconnect = useAction()
+  const [saved, setSaved] = useState(false)
   const [synced, setSynced] = useState<{ version: Version; created: boolean } | undefined>()
   const current = connection.data?.data
   const notConnected = connection.error?.status === 404
@@ -44,7 +45,8 @@ function RepositoryPanels(props: { api: Resource; reloadApi: () => void }) {
             <LastSyncFacts connection={current} />
           </Panel>
         )}
-        <ConnectionForm key={current?.updated_at ?? 'new'} apiId={props.api.id} current={current} canWrite={canWrite} onSaved={connection.reload} />
+        <ConnectionForm key={current?.updated_at ?? 'new'} apiId={props.api.id} current={current} canWrite={canWrite} saved={saved}
+          onSaved={(done) => { setSaved(done); if (done) connection.reload() }} />
       </div>
       <div>
         {current && <WebhookPanel connection={current} />}
@@ -124,7 +126,11 @@ function WebhookPanel(props: { connection: Connection }) {
   )
 }
 
-function ConnectionForm(props: { apiId: string; current: Connection | undefined; canWrite: boolean; onSaved: () => void }) {
+/**
+ * The connection's form. A save reloads the connection, whose new updated_at remounts the form with
+ * the saved values: the "saved" notice is kept by the page, or it went with the old form.
+ */
+function ConnectionForm(props: { apiId: string; current: Connection | undefined; canWrite: boolean; saved: boolean; onSaved: (saved: boolean) => void }) {
   const { current } = props
   const [provider, setProvider] = useState<'github' | 'gitlab'>(current?.provider ?? 'github')
   const [url, setUrl] = useState(current?.url ?? '')
@@ -132,22 +138,20 @@ function ConnectionForm(props: { apiId: string; current: Connection | undefined;
   const [path, setPath] = useState(current?.path ?? 'openapi.yaml')
   const [token, setToken] = useState('')
   const [secret, setSecret] = useState('')
-  const [saved, setSaved] = useState(false)
   const save = useAction()
 
   const submit = async (event: Event) => {
     event.preventDefault()
-    setSaved(false)
+    props.onSaved(false)
     const body = { provider, url: url.trim(), branch: branch.trim(), path: path.trim(), token: token || null, webhook_secret: secret || null }
     if (await save.run(() => api.put(`/v1/apis/${props.apiId}/repository`, body))) {
-      setSaved(true)
-      props.onSaved()
+      props.onSaved(true)
     }
   }
 
   return (
     <Panel title={current ? 'Connection' : 'Connect a repository'} id="connection">
-      {saved && <Notice kind="ok">Connection saved.</Notice>}
+      {props.saved && <Notice kind="ok">Connection saved.</Notice>}
       <ProblemNotice error={save.error} />
       <form class="stack" onSubmit={submit}>
         <fieldset disabled={!props.canWrite || save.busy} class="stack bare">

@@ -116,7 +116,9 @@ function LintAnApi(props: { ruleset: Resource; canWrite: boolean }) {
     setResult(undefined)
     setAttached(false)
     await lint.run(async () => {
-      const text = await api.text(`/v1/apis/${chosen.id}/spec`)
+      // The document as it was uploaded (its own format and lines), so the findings' lines are its lines.
+      const format = chosen.current?.format ?? 'json'
+      const text = await api.text(`/v1/apis/${chosen.id}/spec`, { format }, format === 'yaml' ? 'application/yaml' : 'application/json')
       const answer = await api.post<{ data: { findings: Finding[]; counts: Record<string, number> } }>(`/v1/rulesets/${ruleset.id}/lint`, { document: text })
       setResult({ text, ...answer.data })
     })
