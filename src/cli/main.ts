@@ -12,6 +12,8 @@ import { KEY_ROLES, type KeyRole } from '../store/records.js'
 import { checkStorage, explainStartupFailure } from '../startup.js'
 import { importFile, listImportFiles, type ImportResult } from './import.js'
 import { registerMirrorCommands } from './mirror.js'
+import { CliFailure } from './remote/client.js'
+import { registerRemoteCommands } from './remote/commands.js'
 import { progressBars, showsProgress, type ProgressBars } from './progress.js'
 import { registerSecretsCommands, secretsLines, secretsReport } from './secrets.js'
 
@@ -23,7 +25,7 @@ interface GlobalOptions {
 const program = new Command()
 program
   .name('registry')
-  .description('Operate an API registry storage directory (also while the server runs on it).')
+  .description('Operate an API registry storage directory (also while the server runs on it), or talk to a running registry over HTTP (push, lint, diff, pull, list, restore).')
   .option('--storage <dir>', 'the storage directory (default: REGISTRY_STORAGE or ./storage)')
   .option('--json', 'print one JSON object and nothing else')
   .showHelpAfterError()
@@ -175,8 +177,15 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
 
 registerMirrorCommands(program, { storageDir: usableStorage, output, withProgress })
 registerSecretsCommands(program, { storageDir: usableStorage, output, withProgress })
+registerRemoteCommands(program, globals)
 
 program.parseAsync(process.argv).catch((error: Error & { code?: string }) => {
+  // A remote command's usage, authentication or network error (2), or a refused bundle (1): one line.
+  if (error instanceof CliFailure) {
+    process.stderr.write(`registry: ${error.message}\n`)
+    process.exitCode = error.exitCode
+    return
+  }
   // A storage directory this user cannot use, or a bad setting: the line says how to fix it.
   let storage: string | undefined
   try { storage = storageDir() } catch { /* the configuration itself is what failed */ }
