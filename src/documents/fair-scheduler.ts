@@ -44,6 +44,9 @@ const tenants = new AsyncLocalStorage<Tenant>()
 /** Runs `work` (and everything it awaits) as `tenant`'s: the document workers schedule it as such. */
 export const runAsTenant = <T>(tenant: Tenant, work: () => T): T => tenants.run(tenant, work)
 
+/** The tenant whose request is being served (undefined outside one: background work, the CLI). */
+export const currentTenant = (): Tenant | undefined => tenants.getStore()
+
 const NOBODY: Tenant = { organization: '', key: '' }
 
 interface Waiter {

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config.js'
 import { DocumentWorkers, type WorkerObserver } from '../documents/pool.js'
+import { currentTenant } from '../documents/fair-scheduler.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
@@ -97,7 +98,10 @@ export class Registry {
      * The storage port (docs/storage.md), which features are moving onto; by default the LMDB adapter
      * on the index's own environment and on `blobs`, so both see one state.
      */
-    readonly storage: Storage = new LmdbStorage({ root: LmdbIndex.require(index, 'the storage port').root, blobs }),
+    readonly storage: Storage = new LmdbStorage({ root: LmdbIndex.require(index, 'the storage port').root, blobs }, {
+      // One commit queue per organization: another organization's upload never waits behind a burst.
+      laneOf: () => currentTenant()?.organization ?? '',
+    }),
   ) {
     // The mirror writer listens to the index's journaled commits (Mirror.start): the port's go to it too.
     const journalHook = index as { onJournal?: () => void }

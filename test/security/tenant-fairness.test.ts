@@ -37,10 +37,7 @@ t.test("another organization's upload runs before one key's queued burst, and th
   t.match(refused[0].headers['retry-after'], /^\d+$/, 'a refusal says when to retry')
   t.match(json(refused[0]), { code: 'unavailable', status: 503, detail: /waiting for validation and lint.*nothing was stored/ })
   const after = finished.length - 1 - finished.indexOf('other')
-  // Known regression (todo): since uploads commit through the storage port (4241e5a), whose LMDB adapter
-  // runs one transaction at a time per process, the commits wait in one first-come queue after the fair
-  // worker queue; with the compiled workers (dist/, as in CI) the other organization's upload then often
-  // finished behind the burst. The order holds with the slower tsx workers. To fix in the port's commit path.
-  t.ok(after >= 3, `the other organization's upload finished before ${after} of the burst's ${stored.length} stored uploads (${finished.join(', ')})`,
-    { todo: 'commits queue first-come in the storage port since 4241e5a (issue 16); see the comment above' })
+  // The commits are fair too: the storage port's LMDB adapter queues transactions per organization, so
+  // the other organization's commit never waits behind the burst's (test/storage/lmdb/lanes.test.ts).
+  t.ok(after >= 3, `the other organization's upload finished before ${after} of the burst's ${stored.length} stored uploads (${finished.join(', ')})`)
 })

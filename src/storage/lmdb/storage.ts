@@ -19,6 +19,11 @@ export interface LmdbStorageOptions {
   documentCacheBytes?: number
   /** How often a conflicting transaction runs before 409 `conflict` (default 10). */
   attempts?: number
+  /**
+   * The queue a transaction joins, asked when it is started (the registry answers the organization of
+   * the request being served). Default: one queue for the whole process.
+   */
+  laneOf?: () => string
 }
 
 export class LmdbStorage implements Storage {
@@ -42,23 +47,36 @@ export class LmdbStorage implements Storage {
     this.journal = journalWriter(this.environment)
     this.blobs = typeof storage === 'string' ? new FsBlobStore(storage, { cacheBytes: options.documentCacheBytes }) : storage.blobs
     this.attempts = options.attempts ?? DEFAULT_ATTEMPTS
+    this.laneOf = options.laneOf ?? (() => '')
     this.read = this.stores(new CommittedAccess(), () => {
       throw new Error('storage writes happen inside storage.transaction()')
     })
   }
 
   /**
-   * One transaction at a time in this process: they would otherwise conflict with each other (20
-   * concurrent uploads to one API all read its last number) and run again until some gave up with
-   * 409. Their work is storage reads and computation only, so the queue costs about one commit each;
-   * conflicts are left to writers in other processes (the CLI), which are rare.
+   * One transaction at a time per lane (per organization in the registry): transactions of one lane
+   * would otherwise conflict with each other (20 concurrent uploads to one API all read its last number)
+   * and run again until some gave up with 409. Lanes run side by side, so one organization's burst of
+   * commits never queues another organization's (a single queue for the process made another
+   * organization's upload wait behind the whole burst, issue 14 finding 7); the rare conflicts between
+   * lanes, like those with writers in other processes (the CLI), are checked at commit and run again.
    */
-  private tail: Promise<unknown> = Promise.resolve()
+  private readonly lanes = new Map<string, Promise<unknown>>()
+  private readonly laneOf: () => string
 
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
-    const run = this.tail.then(() => this.run(work))
-    this.tail = run.catch(() => undefined)
+    const lane = this.laneOf()
+    const run = (this.lanes.get(lane) ?? Promise.resolve()).then(() => this.run(work))
+    const tail = run.catch(() => undefined)
+    this.lanes.set(lane, tail)
+    // An idle lane is forgotten, so that lanes do not pile up over the organizations ever served.
+    void tail.then(() => { if (this.lanes.get(lane) === tail) this.lanes.delete(lane) })
     return run
+  }
+
+  /** Lanes with a transaction running or waiting (tests see that idle lanes are forgotten). */
+  get activeLanes(): number {
+    return this.lanes.size
   }
 
   private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
