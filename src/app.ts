@@ -22,6 +22,7 @@ import { registerDocsRoutes } from './http/docs-routes.js'
 import { registerHomeRoutes, registryNotFound } from './http/home-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
 import { registerKeyRoutes } from './http/key-routes.js'
+import { registerEventRoutes } from './http/event-routes.js'
 import { registerOverviewRoutes } from './http/overview-routes.js'
 import { registerSearchRoutes } from './http/search-routes.js'
 import { sessionRoutes } from './http/session-routes.js'
@@ -113,6 +114,9 @@ export async function buildApp(
   // SDK builds run while the app serves: queued builds (those left by a restart too) start when it is ready.
   app.addHook('onReady', (done) => { registry.builds.start(); done() })
   app.addHook('onClose', async () => { await registry.builds.stop() })
+  // Webhook deliveries are sent while the app serves: those left due by a restart go out when it is ready.
+  app.addHook('onReady', (done) => { registry.deliverer.start(); done() })
+  app.addHook('onClose', async () => { await registry.deliverer.stop() })
   app.addHook('onClose', (_instance, done) => {
     metrics.untrack()
     done()
@@ -190,6 +194,7 @@ export async function buildApp(
     registerSdkRoutes(v1, registry)
     registerRepositoryRoutes(v1, registry)
     registerKeyRoutes(v1, registry)
+    registerEventRoutes(v1, registry)
     registerOverviewRoutes(v1, registry)
     registerSearchRoutes(v1, registry)
     await v1.register(siteRoutes, { registry })

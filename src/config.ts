@@ -36,6 +36,8 @@ export interface Config {
   referenceSplitBytes: number
   /** REGISTRY_OUTBOUND_HOSTS, normalized: where sync, SDK delivery and mirror pushes may connect; empty: any public host, no internal one. */
   outboundHosts: string[]
+  /** Longest attempt to deliver a webhook (REGISTRY_WEBHOOK_TIMEOUT_MS). */
+  webhookTimeoutMs: number
 }
 
 /** REGISTRY_TRUST_PROXY as Fastify takes it: no proxy, every peer, a hop count, or addresses and subnets. */
@@ -169,5 +171,6 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     documentCacheBytes: size('REGISTRY_DOCUMENT_CACHE', env.REGISTRY_DOCUMENT_CACHE, '256mb'),
     referenceSplitBytes: size('REGISTRY_REFERENCE_SPLIT', env.REGISTRY_REFERENCE_SPLIT, '1mb'),
     outboundHosts: parseOutboundHosts(env.REGISTRY_OUTBOUND_HOSTS),
+    webhookTimeoutMs: integer('REGISTRY_WEBHOOK_TIMEOUT_MS', env.REGISTRY_WEBHOOK_TIMEOUT_MS, 10_000, 100, 60_000),
   }
 }

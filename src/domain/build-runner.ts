@@ -24,6 +24,7 @@ import { checkOutboundHosts, type Sdks } from './sdks.js'
 import { STDERR_LOG, type ServerLog } from './server-log.js'
 import type { Secrets } from './secrets.js'
 import type { Versions } from './versions.js'
+import { REPORT_NOTHING, type ReportEvent } from './events/outbox.js'
 
 /** Runs of one build, a crash-interrupted one included. */
 export const MAX_ATTEMPTS = 2
@@ -39,6 +40,8 @@ export interface BuildRunnerOptions {
   log?: ServerLog
   /** Opens the output repository's token for delivery. */
   secrets: Secrets
+  /** Reports `build.succeeded` and `build.failed` (default: nothing). */
+  events?: ReportEvent
 }
 
 class Shutdown extends Error {
@@ -71,6 +74,7 @@ export class BuildRunner {
   readonly #outbound: OutboundPolicy
   readonly #log: ServerLog
   readonly #secrets: Secrets
+  readonly #events: ReportEvent
 
   constructor(
     private readonly store: SdkStore,
@@ -83,6 +87,7 @@ export class BuildRunner {
     this.#outbound = options.outbound ?? OutboundPolicy.DEFAULT
     this.#log = options.log ?? STDERR_LOG
     this.#secrets = options.secrets
+    this.#events = options.events ?? REPORT_NOTHING
     sdks.signals = {
       queued: () => this.#wake?.(),
       canceled: (id) => { if (this.#running?.id === id) this.#running.controller.abort(new Canceled()) },
@@ -108,7 +113,8 @@ export class BuildRunner {
   }
 
   private async recover(): Promise<void> {
-    await this.store.transaction(() => {
+    const failed = await this.store.transaction(() => {
+      const given: BuildRecord[] = []
       for (const build of this.store.queuedBuilds()) {
         if (build.status !== 'running') continue
         const log = new BuildLog(this.store.getLog(build.id))
@@ -116,14 +122,18 @@ export class BuildRunner {
         if (build.attempts >= MAX_ATTEMPTS) {
           const error = `the registry stopped while this build was running, ${build.attempts} times; it is not retried again`
           log.add(error)
-          this.store.putBuild({ ...build, status: 'failed', error, updated_at: at, finished_at: at })
+          const ended: BuildRecord = { ...build, status: 'failed', error, updated_at: at, finished_at: at }
+          this.store.putBuild(ended)
+          given.push(ended)
         } else {
           log.add(`the registry stopped while this build was running (attempt ${build.attempts} of ${MAX_ATTEMPTS}); queued again`)
           this.store.putBuild({ ...build, status: 'queued', updated_at: at })
         }
         this.store.putLog(build.id, log.toString())
       }
+      return given
     })
+    for (const build of failed) await this.report(build)
   }
 
   private async loop(): Promise<void> {
@@ -179,7 +189,7 @@ export class BuildRunner {
       if (build.repository === null) {
         log.add('succeeded: archive only, nothing delivered')
         const output = { branch: null, commit: null, files: files.map((f) => f.path), pull_request: null, reason: 'archive_only' as const }
-        await this.whileRunning(build, () => this.finish(build, log, { status: 'succeeded', output }))
+        await this.conclude(build, log, { status: 'succeeded', output })
         return
       }
       const repository = this.store.getRepository(build.sdk_id, build.target)
@@ -207,7 +217,7 @@ export class BuildRunner {
       }
       for (const line of steps) log.add(line)
       log.add(output.reason === 'unchanged' ? 'succeeded: unchanged' : `succeeded: ${output.branch}`)
-      await this.whileRunning(build, () => this.finish(build, log, { status: 'succeeded', output }))
+      await this.conclude(build, log, { status: 'succeeded', output })
     } catch (error) {
       const reason = controller.signal.reason
       if (reason instanceof Shutdown) {
@@ -219,7 +229,7 @@ export class BuildRunner {
       } else {
         const message = log.redactor.redact(signal.aborted ? `the build ran longer than ${this.#timeoutMs} ms` : (error as Error).message)
         log.add(`failed: ${message}`)
-        await this.whileRunning(build, () => this.finish(build, log, { status: 'failed', error: message }))
+        await this.conclude(build, log, { status: 'failed', error: message })
       }
     } finally {
       this.#running = null
@@ -227,11 +237,28 @@ export class BuildRunner {
   }
 
   /** Runs `work` in a transaction if the build is still this running attempt (not canceled or deleted). */
-  private async whileRunning(build: BuildRecord, work: () => void): Promise<void> {
-    await this.store.transaction(() => {
+  private async whileRunning(build: BuildRecord, work: () => void): Promise<boolean> {
+    return this.store.transaction(() => {
       const current = this.store.getBuild(build.id)
-      if (current?.status === 'running' && current.attempts === build.attempts) work()
+      if (current?.status !== 'running' || current.attempts !== build.attempts) return false
+      work()
+      return true
     })
+  }
+
+  /** Finishes the running attempt as succeeded or failed, and reports it (`build.succeeded`, `build.failed`). */
+  private async conclude(build: BuildRecord, log: BuildLog, change: Pick<BuildRecord, 'status'> & Partial<BuildRecord>): Promise<void> {
+    if (!(await this.whileRunning(build, () => this.finish(build, log, change)))) return
+    await this.report({ ...build, ...change })
+  }
+
+  private async report(build: BuildRecord): Promise<void> {
+    const data = {
+      build: { id: build.id, sdk_id: build.sdk_id, number: build.number, target: build.target, status: build.status, error: build.error, output: build.output },
+      sdk: { id: build.sdk_id, slug: build.sdk.slug, name: build.sdk.name },
+    }
+    await this.#events(build.organization_id, build.status === 'succeeded' ? 'build.succeeded' : 'build.failed', data)
+      .catch((error: unknown) => this.#log.warn({ build_id: build.id, reason: String(error) }, 'SDK build: its event could not be written'))
   }
 
   private finish(build: BuildRecord, log: BuildLog, change: Partial<BuildRecord>): void {

@@ -2,7 +2,6 @@
  * The git mirror of each organization (issue 5): the writer that turns journaled changes into commits,
  * the pusher that keeps a remote current, the push-mirror settings, and the repositories clients clone.
  */
-import { RegistryError } from '../errors.js'
 import { GitRepository, repositoryPath } from '../store/git-repository.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import { mirrorSecretRef, type MirrorRemote, type MirrorStore } from '../store/mirror-store.js'
@@ -13,7 +12,7 @@ import { MirrorWriter, type MirrorLog } from './mirror-writer.js'
 import { OutboundPolicy } from './outbound.js'
 import { NO_PROGRESS, type ProgressListener } from './progress.js'
 import { ForwardingLog } from './server-log.js'
-import { refuseControlCharacters } from './stored-urls.js'
+import { checkHttpUrl } from './stored-urls.js'
 import type { SecretStatus, Secrets } from './secrets.js'
 
 export interface MirrorOptions {
@@ -137,19 +136,7 @@ export class Mirror {
 
 /** Remotes are http(s) URLs without credentials in them: the token is given on its own, write-only. */
 export function checkRemoteUrl(url: string): void {
-  refuseControlCharacters(url, 'url')
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw new RegistryError('invalid_request', 'url must be an absolute http(s) URL', [{ path: ['url'], message: 'not a URL' }])
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new RegistryError('invalid_request', 'url must be an http(s) URL', [{ path: ['url'], message: 'only http and https remotes are supported' }])
-  }
-  if (parsed.username || parsed.password) {
-    throw new RegistryError('invalid_request', 'url must not hold credentials: send the token as `token`', [{ path: ['url'], message: 'credentials in the URL' }])
-  }
+  checkHttpUrl(url, 'send the token as `token`')
 }
 
 export type { MirrorRemote }

@@ -68,17 +68,20 @@ export class OutboundConnections {
    * `fetch` under the policy. 301/302 turn a POST into a GET and 303 anything but HEAD, as browsers
    * do; 307/308 send the same request again, so `init.body` must be resendable (bytes or a string).
    * A refusal at connect time rejects with the OutboundRefused itself, not fetch's "fetch failed".
+   * With `init.redirect` 'manual', a redirect is answered as it is, not followed.
    */
   readonly fetch: Fetch = async (url, init = {}) => {
     let current = new URL(url)
     let method = (init.method ?? 'GET').toUpperCase()
     let body = init.body
     const headers = new Headers(init.headers)
+    // `redirect: 'manual'` answers a redirect as it is (webhook deliveries follow none).
+    const follow = init.redirect !== 'manual'
     for (let hop = 0; ; hop++) {
       this.policy.require(current)
       const response = await this.#send(current, { ...init, method, body, headers, redirect: 'manual' })
       const location = response.headers.get('location')
-      if (!REDIRECTS.has(response.status) || location === null) return response
+      if (!follow || !REDIRECTS.has(response.status) || location === null) return response
       await response.body?.cancel().catch(() => undefined)
       let next: URL
       try {

@@ -3,6 +3,10 @@ import { join } from 'node:path'
 import type { Config } from '../config.js'
 import { DocumentWorkers, type WorkerObserver } from '../documents/pool.js'
 import { currentTenant } from '../documents/fair-scheduler.js'
+import { WebhookDeliverer } from './events/deliverer.js'
+import { WebhookEndpoints } from './events/endpoints.js'
+import { eventReporter } from './events/outbox.js'
+import { deliveredData } from './events/payloads.js'
 import { FsBlobStore } from '../store/fs-blob-store.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
@@ -41,7 +45,7 @@ import { SecretKeyring } from '../store/secret-keyring.js'
 import { openSecretKeys, secretKeySetting } from '../secret-key-source.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
-  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes' | 'fairness'>>
+  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes' | 'fairness' | 'webhookTimeoutMs'>>
   & {
     /** The keys that seal the secrets the registry keeps; default: the ones the environment names (secret-key-source.ts). */
     secretKeys?: SecretKeyring
@@ -74,6 +78,9 @@ export class Registry {
   readonly search: Search
   /** What only the operator may read (why a sync or a delivery failed); `buildApp` points it at the server's log. */
   readonly log = new ForwardingLog()
+  /** Outbound events (issue 20): the organization's webhook endpoints, and the deliverer that sends their deliveries. */
+  readonly webhooks: WebhookEndpoints
+  readonly deliverer: WebhookDeliverer
   /** The reference pages of large documents, in parts (issue 15). */
   readonly referenceParts: ReferenceParts
   /** Tokens and webhook secrets: sealed at rest, migrated and rotated (issue 14). */
@@ -102,6 +109,8 @@ export class Registry {
       // One commit queue per organization: another organization's upload never waits behind a burst.
       laneOf: () => currentTenant()?.organization ?? '',
     }),
+    /** Outbound events: the longest attempt to deliver one (REGISTRY_WEBHOOK_TIMEOUT_MS). */
+    events: { timeoutMs?: number } = {},
   ) {
     // The mirror writer listens to the index's journaled commits (Mirror.start): the port's go to it too.
     const journalHook = index as { onJournal?: () => void }
@@ -121,10 +130,17 @@ export class Registry {
     const sdkStore = SdkStore.of(index)
     this.secrets = Secrets.of(index, secretKeys)
     this.sdks = new Sdks(sdkStore, index, this.secrets, outbound)
-    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound, log: this.log, secrets: this.secrets })
+    const report = eventReporter(storage)
+    this.deliverer = new WebhookDeliverer(storage, {
+      outbound, secrets: this.secrets, log: this.log, timeoutMs: events.timeoutMs, payloadData: deliveredData(storage, this.changes),
+    })
+    this.webhooks = new WebhookEndpoints(storage, this.secrets, outbound, () => this.deliverer.nudge())
+    // Events are written by commits in this process and in others: each commit looks at the outbox.
+    storage.onCommit(() => this.deliverer.nudge())
+    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound, log: this.log, secrets: this.secrets, events: report })
     this.resources.deleteHooks.push(this.sdks.guardApiDelete)
     this.repositorySync = new RepositorySync(index, this.resources, this.uploads, LmdbRepositoryStore.of(index),
-      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log)
+      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log, report)
     this.referenceParts = new ReferenceParts(blobs, new ReferenceWorkers({ memoryMb: reference.memoryMb ?? 4096 }), {
       ...DEFAULT_REFERENCE_PARTS, splitAboveBytes: reference.splitAboveBytes ?? DEFAULT_REFERENCE_PARTS.splitAboveBytes,
     })
@@ -143,7 +159,7 @@ export class Registry {
     })
     const registry = new Registry(index, blobs, documents, metrics, outbound, {
       splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,
-    }, secretKeys)
+    }, secretKeys, undefined, { timeoutMs: options.webhookTimeoutMs })
     registry.mirror = new Mirror(index, index.mirror, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
     return registry
   }
@@ -164,6 +180,7 @@ export class Registry {
   async close(): Promise<void> {
     this.#closed = true
     await this.builds.stop()
+    await this.deliverer.stop()
     // Queued and running syncs finish first: they publish through the document workers and the index.
     await this.repositorySync.close()
     await this.organizations.flushUse()

@@ -24,6 +24,7 @@ import { refuseControlCharacters } from './stored-urls.js'
 import type { Secrets } from './secrets.js'
 import { SyncQueue } from './sync-queue.js'
 import type { UploadOutcome, Uploads } from './uploads.js'
+import { REPORT_NOTHING, resourceSummary, type ReportEvent } from './events/outbox.js'
 import {
   githubSignatureMatches, gitlabTokenMatches, normalizeRepositoryUrl, readGithubDelivery, readGitlabDelivery,
   type WebhookDelivery, type WebhookRequest,
@@ -160,6 +161,8 @@ export class RepositorySync {
     private readonly outbound: OutboundPolicy = OutboundPolicy.DEFAULT,
     /** The operator's log: why a repository could not be fetched (the key holder is told less). */
     private readonly log: ServerLog = STDERR_LOG,
+    /** Reports `sync.failed` (a failed or blocked sync). */
+    private readonly events: ReportEvent = REPORT_NOTHING,
   ) {
     // Deleting an API removes its connection in the same transaction.
     resources.deleteHooks.push((resource) => {
@@ -316,7 +319,12 @@ export class RepositorySync {
       const reason = (error as { reason?: string }).reason
       if (reason) redactor.log(this.log).warn({ api_id: apiId, url: connection.url, trigger, reason }, 'repository sync: the repository could not be fetched')
       const problem = redactor.redactProblem(error instanceof RegistryError ? error : new RegistryError('internal', 'the sync failed unexpectedly'))
-      await keep(syncStatus(problem), { error: keptError(problem) }).catch(() => undefined)
+      const status = syncStatus(problem)
+      await keep(status, { error: keptError(problem) }).catch(() => undefined)
+      await this.events(api.organization_id, 'sync.failed', {
+        resource: resourceSummary(api), status, trigger, delivery, commit, error: keptError(problem),
+        repository: { provider: connection.provider, url: connection.url, branch: connection.branch, path: connection.path },
+      }).catch((failure: unknown) => this.log.warn({ api_id: apiId, reason: String(failure) }, 'repository sync: its event could not be written'))
       throw error instanceof RegistryError ? problem : error
     }
   }

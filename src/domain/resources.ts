@@ -6,6 +6,7 @@ import type {
   BlockingSeverity, CompatibilityPolicy, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
+import { emitEvent, resourceSummary, versionEventData } from './events/outbox.js'
 import { isUlid, newId, now } from './ids.js'
 import type { Actor } from './organizations.js'
 import { checkSlug, deriveSlug } from './slugs.js'
@@ -118,6 +119,8 @@ export class Resources {
       }
       await tx.mirror.append(org, resource.created_at, { change: 'create', resource })
       if (version) await tx.mirror.append(org, version.created_at, { change: 'version', resource, version })
+      await emitEvent(tx, org, 'resource.created', { resource: resourceSummary(resource) }, resource.created_at)
+      if (version) await emitEvent(tx, org, 'version.created', versionEventData(resource, version), version.created_at)
       return version ? { resource, version } : { resource }
     })
   }
@@ -147,12 +150,15 @@ export class Resources {
       // The adapter refuses a slug taken by another resource of the kind (409).
       await tx.resources.update(next)
       await tx.mirror.append(next.organization_id, next.updated_at, { change: 'update', before: current, resource: next })
+      await emitEvent(tx, next.organization_id, 'resource.updated', {
+        resource: resourceSummary(next), changed: changedFields(current, next),
+      }, next.updated_at)
       return next
     })
   }
 
   async remove(actor: Actor, kind: ResourceKind, id: string): Promise<void> {
-    await this.require(actor, kind, id)
+    const removed = await this.require(actor, kind, id)
     await this.index.deleteResource(id, (resource) => {
       if (resource.kind === 'ruleset') {
         const users = this.index.countApisUsingRuleset(resource.id)
@@ -162,6 +168,10 @@ export class Resources {
       }
       for (const hook of this.deleteHooks) hook(resource)
     })
+    // Its own transaction, right after the delete's: deletion still commits through the index (its hooks
+    // write features not on the storage port yet), so a crash between the two loses this one event.
+    await this.storage.transaction((tx) =>
+      emitEvent(tx, removed.organization_id, 'resource.deleted', { resource: resourceSummary(removed) }))
   }
 
   upload(resource: ResourceRecord, input: DocumentInput) {
@@ -188,4 +198,11 @@ async function freeSlug(tx: Stores, resource: ResourceRecord, mode: 'explicit' |
     const candidate = wanted.slice(0, 64 - suffix.length).replace(/-+$/, '') + suffix
     if (!(await taken(candidate))) return candidate
   }
+}
+
+/** The settable fields an update changed, by name (what `resource.updated` reports). */
+function changedFields(before: ResourceRecord, after: ResourceRecord): string[] {
+  const fields = new Set([...Object.keys(before), ...Object.keys(after)])
+  fields.delete('updated_at')
+  return [...fields].filter((field) => JSON.stringify(before[field as keyof ResourceRecord]) !== JSON.stringify(after[field as keyof ResourceRecord])).sort()
 }

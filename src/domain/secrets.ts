@@ -12,6 +12,7 @@ import type { RegistryIndex } from '../store/interfaces.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
 import { LmdbRepositoryStore } from '../store/repository-store.js'
 import { SdkStore } from '../store/sdk-store.js'
+import { LmdbWebhookSecrets } from '../storage/lmdb/webhook-secrets.js'
 import { SecretUnavailable, isSealed, type SecretKeyring, type StoredSecret, type UnavailableReason } from '../store/secret-keyring.js'
 import { describeSecret, secretAad, type SecretHolder, type SecretRef, type SecretSlot } from '../store/secret-slots.js'
 
@@ -57,6 +58,7 @@ function howToReenter(secret: SecretToReenter): string {
     case 'repository-connection': return `PUT /v1/apis/${secret.ref.api_id}/repository with it`
     case 'sdk-output-repository': return `PUT /v1/sdks/${secret.ref.sdk_id}/targets/${secret.ref.target}/repository with it`
     case 'mirror-remote': return 'PUT /v1/mirror (or registry mirror set-remote) with it'
+    case 'webhook-endpoint': return `POST /v1/webhooks/${secret.ref.endpoint_id}/secret for a new one`
   }
 }
 
@@ -68,7 +70,8 @@ export class Secrets {
 
   /** The secrets of a storage directory's index: every store that keeps some. */
   static of(index: RegistryIndex, keyring: SecretKeyring): Secrets {
-    return new Secrets(keyring, [LmdbRepositoryStore.of(index), SdkStore.of(index), LmdbIndex.require(index, 'secrets').mirror])
+    const lmdb = LmdbIndex.require(index, 'secrets')
+    return new Secrets(keyring, [LmdbRepositoryStore.of(index), SdkStore.of(index), lmdb.mirror, new LmdbWebhookSecrets(lmdb.root)])
   }
 
   /** The stored form of a secret given to the registry (null stays null). */

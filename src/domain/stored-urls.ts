@@ -16,3 +16,23 @@ export function refuseControlCharacters(value: string | null | undefined, field:
   if (value === null || value === undefined || !CONTROL.test(value)) return
   throw new RegistryError('invalid_url', `${field}: ${MESSAGE}`, [{ path: [field], message: MESSAGE }])
 }
+
+/**
+ * An http(s) URL the registry will connect to (a push mirror, a webhook endpoint): absolute, without a
+ * control character, and without credentials in it, which `credentials` says where to give instead.
+ */
+export function checkHttpUrl(url: string, credentials: string): void {
+  refuseControlCharacters(url, 'url')
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new RegistryError('invalid_request', 'url must be an absolute http(s) URL', [{ path: ['url'], message: 'not a URL' }])
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new RegistryError('invalid_request', 'url must be an http(s) URL', [{ path: ['url'], message: 'only http and https URLs are supported' }])
+  }
+  if (parsed.username || parsed.password) {
+    throw new RegistryError('invalid_request', `url must not hold credentials: ${credentials}`, [{ path: ['url'], message: 'credentials in the URL' }])
+  }
+}

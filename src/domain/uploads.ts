@@ -14,7 +14,12 @@ import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { RegistryReferences } from './registry-refs.js'
 import { severityOf } from './views.js'
 import { appendVersion } from './versions.js'
+import { emitEvent, resourceSummary } from './events/outbox.js'
 
+/** The refusals reported as `upload.blocked`: the lint gate and the compatibility gate. */
+const BLOCKED = new Set(['lint_blocked', 'incompatible'])
+/** Findings or breaking changes an `upload.blocked` event lists, at most (it counts them all). */
+const BLOCKED_ERRORS_LISTED = 20
 
 /** A document that passed digest, validation and (for APIs with a ruleset) lint, not yet stored. */
 export interface PreparedDocument {
@@ -80,6 +85,27 @@ export class Uploads {
    * document is checked again against the gates as they are now (a few times at most, then 409).
    */
   async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload'): Promise<UploadOutcome> {
+    try {
+      return await this.publish(resource, input, source)
+    } catch (error) {
+      if (error instanceof RegistryError && BLOCKED.has(error.code)) await this.reportBlocked(resource, source, error)
+      throw error
+    }
+  }
+
+  /**
+   * `upload.blocked` in a transaction of its own: a refused upload stores nothing else. Reported before
+   * the 422 is answered, so a client that sees the refusal can count on the event.
+   */
+  private async reportBlocked(resource: ResourceRecord, source: VersionSource, error: RegistryError): Promise<void> {
+    const errors = error.errors ?? []
+    await this.storage.transaction((tx) => emitEvent(tx, resource.organization_id, 'upload.blocked', {
+      resource: resourceSummary(resource), source, code: error.code, detail: error.message,
+      errors: errors.slice(0, BLOCKED_ERRORS_LISTED), total_errors: errors.length,
+    }))
+  }
+
+  private async publish(resource: ResourceRecord, input: DocumentInput, source: VersionSource): Promise<UploadOutcome> {
     const current = await this.storage.read.versions.current(resource.id)
     const known = this.rawDigests.get(resource.id)
     const digest = await this.documents.digest({

@@ -5,6 +5,7 @@ import type { BlobStore, RegistryIndex, VersionBuilder } from '../store/interfac
 import type { Storage, Stores } from '../storage/port.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'
+import { emitEvent, versionEventData, versionEventType } from './events/outbox.js'
 import { isUlid, newId, now } from './ids.js'
 import { StaleGate, withGateRetries, type CompatibilityGate } from './compatibility.js'
 import { RegistryReferences, type Reader } from './registry-refs.js'
@@ -142,6 +143,7 @@ export function appendVersion(
     const { version } = outcome
     const updated = await tx.versions.append(version)
     await tx.mirror.append(updated.organization_id, version.created_at, { change: 'version', resource: updated, version })
+    await emitEvent(tx, updated.organization_id, versionEventType(version), versionEventData(updated, version), version.created_at)
     return { version, created: true }
   })
 }

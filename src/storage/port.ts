@@ -5,7 +5,7 @@
  */
 import type {
   BlobStore, JournalChange, JournalEntry, KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind,
-  ResourceRecord, VersionRecord,
+  ResourceRecord, VersionRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord,
 } from './records.js'
 
 export interface Storage {
@@ -33,6 +33,7 @@ export interface Stores extends ReadStores {
   readonly resources: ResourceStore
   readonly versions: VersionStore
   readonly mirror: MirrorJournalStore
+  readonly webhooks: WebhookStore
 }
 
 export interface ReadStores {
@@ -41,6 +42,7 @@ export interface ReadStores {
   readonly resources: ResourceReader
   readonly versions: VersionReader
   readonly mirror: MirrorJournalReader
+  readonly webhooks: WebhookReader
 }
 
 // ---------------------------------------------------------------- organizations and keys
@@ -129,4 +131,29 @@ export interface MirrorJournalStore extends MirrorJournalReader {
    * sequence number when the transaction commits, so concurrent appends never conflict.
    */
   append(organizationId: string, at: string, change: JournalChange): Promise<void>
+}
+
+// ---------------------------------------------------------------- outbound events (webhooks)
+
+export interface WebhookReader {
+  endpoint(id: string): Promise<WebhookEndpointRecord | undefined>
+  /** One organization's endpoints, in id order (oldest first). */
+  endpoints(organizationId: string): Promise<WebhookEndpointRecord[]>
+  event(id: string): Promise<WebhookEventRecord | undefined>
+  delivery(id: string): Promise<WebhookDeliveryRecord | undefined>
+  /** One endpoint's deliveries, newest first, with the total. */
+  deliveries(endpointId: string, page: PageRequest): Promise<Page<WebhookDeliveryRecord>>
+  /** Pending deliveries whose `next_attempt_at` is `at` or earlier, soonest first, at most `limit`. */
+  due(at: string, limit: number): Promise<WebhookDeliveryRecord[]>
+}
+
+export interface WebhookStore extends WebhookReader {
+  /** Inserts or replaces by id; 404 when its organization does not exist. */
+  putEndpoint(endpoint: WebhookEndpointRecord): Promise<void>
+  /** Removes an endpoint and its deliveries; false when it was not there. */
+  removeEndpoint(id: string): Promise<boolean>
+  /** Inserts an event (the outbox); 404 when its organization does not exist. */
+  putEvent(event: WebhookEventRecord): Promise<void>
+  /** Inserts or replaces a delivery (and where it is due); 404 when its endpoint or event does not exist. */
+  putDelivery(delivery: WebhookDeliveryRecord): Promise<void>
 }

@@ -3,8 +3,78 @@
  * types), re-exported here so that code written against the port imports its types from one place and
  * the on-disk shape of an existing `./storage` stays exactly what it was.
  */
+import type { StoredSecret } from '../store/secret-keyring.js'
+
 export type {
   KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from '../store/records.js'
 export type { BlobRef, BlobStore } from '../store/interfaces.js'
 export type { JournalChange, JournalEntry } from '../store/mirror-store.js'
+export type { StoredSecret }
+
+// ---------------------------------------------------------------- outbound events (issue 20)
+
+/** What an organization's webhook endpoints can subscribe to (docs/webhooks.md). */
+export const WEBHOOK_EVENT_TYPES = [
+  'version.created', 'version.restored', 'upload.blocked', 'sync.failed', 'build.succeeded', 'build.failed',
+  'resource.created', 'resource.updated', 'resource.deleted',
+] as const
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
+
+/** Where an organization's events are delivered. */
+export interface WebhookEndpointRecord {
+  id: string
+  organization_id: string
+  url: string
+  description: string | null
+  /** The event types it receives; empty: every type. */
+  event_types: WebhookEventType[]
+  enabled: boolean
+  /** Why the registry disabled it (it failed for days); null when enabled, or disabled by its owner. */
+  disabled_reason: string | null
+  /** The signing secret (`whsec_…`), sealed like every secret the registry keeps. */
+  secret: StoredSecret
+  /** The first failed attempt since the last successful one; null while deliveries succeed. */
+  failing_since: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** Something that happened, written in the transaction of the change it reports (the outbox). */
+export interface WebhookEventRecord {
+  /** Also the `webhook-id` of its deliveries: receivers deduplicate by it. */
+  id: string
+  organization_id: string
+  type: WebhookEventType
+  created_at: string
+  data: Record<string, unknown>
+}
+
+/** One attempt to deliver an event to an endpoint, as the delivery log shows it. */
+export interface WebhookAttempt {
+  attempt: number
+  at: string
+  /** The endpoint's HTTP status; null when no answer came (refused, unreachable, timed out). */
+  status_code: number | null
+  duration_ms: number
+  /** The start of the endpoint's answer (redacted), or why there was none. */
+  response: string | null
+}
+
+/** An event on its way to one endpoint. */
+export interface WebhookDeliveryRecord {
+  id: string
+  organization_id: string
+  endpoint_id: string
+  event_id: string
+  event_type: WebhookEventType
+  /** pending: due at `next_attempt_at` (a delivery being sent is pending, due again when its lease ends). */
+  status: 'pending' | 'succeeded' | 'failed'
+  /** Attempts started, a crashed one included. */
+  attempts: number
+  next_attempt_at: string | null
+  /** The latest attempts, oldest first (bounded). */
+  log: WebhookAttempt[]
+  created_at: string
+  updated_at: string
+}

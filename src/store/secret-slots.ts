@@ -8,6 +8,7 @@ export type SecretRef =
   | { holder: 'repository-connection'; api_id: string; connection_id: string; field: 'token' | 'webhook_secret' }
   | { holder: 'sdk-output-repository'; sdk_id: string; target: string; field: 'token' }
   | { holder: 'mirror-remote'; organization_id: string; field: 'token' }
+  | { holder: 'webhook-endpoint'; endpoint_id: string; field: 'secret' }
 
 /** One secret as committed: where it is, whose it is, and its stored value. */
 export interface SecretSlot {
@@ -36,6 +37,7 @@ export function secretAad(ref: SecretRef): string {
     case 'repository-connection': return JSON.stringify(['api-registry', ref.holder, ref.api_id, ref.connection_id, ref.field])
     case 'sdk-output-repository': return JSON.stringify(['api-registry', ref.holder, ref.sdk_id, ref.target, ref.field])
     case 'mirror-remote': return JSON.stringify(['api-registry', ref.holder, ref.organization_id, ref.field])
+    case 'webhook-endpoint': return JSON.stringify(['api-registry', ref.holder, ref.endpoint_id, ref.field])
   }
 }
 
@@ -46,6 +48,7 @@ export function describeSecret(ref: SecretRef): string {
       return `the ${ref.field === 'token' ? 'token' : 'webhook secret'} of the repository connection of API ${ref.api_id}`
     case 'sdk-output-repository': return `the token of the ${ref.target} output repository of SDK ${ref.sdk_id}`
     case 'mirror-remote': return `the push mirror token of organization ${ref.organization_id}`
+    case 'webhook-endpoint': return `the signing secret of webhook endpoint ${ref.endpoint_id}`
   }
 }
 

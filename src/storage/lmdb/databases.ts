@@ -12,10 +12,28 @@ import type { Key } from './transaction-view.js'
 export type IndexDatabases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key> }
 export type MirrorDatabases = { -readonly [name in keyof typeof MIRROR_DATABASES]: Database<any, Key> }
 
+/**
+ * Databases of features that started on the port (their layout is the adapter's own): each feature
+ * keeps its records in one database and its orderings in another, keyed by arrays that name the kind.
+ */
+export const PORT_DATABASES = {
+  /** ['endpoint' | 'event' | 'delivery', id] → WebhookEndpointRecord | WebhookEventRecord | WebhookDeliveryRecord */
+  webhooks: 'webhooks',
+  /**
+   * ['endpoints', org, endpoint id] → null: an organization's endpoints; ['deliveries', endpoint id,
+   * delivery id] → null: an endpoint's deliveries (ULID order); ['due', next attempt at, delivery id] →
+   * null: pending deliveries by when they are due
+   */
+  webhookOrder: 'webhook-order',
+} as const
+
+export type PortDatabases = { -readonly [name in keyof typeof PORT_DATABASES]: Database<any, Key> }
+
 export interface LmdbEnvironment {
   root: RootDatabase<any, Key>
   index: IndexDatabases
   mirror: MirrorDatabases
+  port: PortDatabases
 }
 
 /** Opens `<storage>/index/registry.mdb`, the environment today's index opens. */
@@ -33,5 +51,5 @@ export function environmentOn(root: RootDatabase<any, Key>): LmdbEnvironment {
     for (const field of Object.keys(names) as (keyof T)[]) opened[field] = root.openDB<any, Key>({ name: names[field], cache: false })
     return opened
   }
-  return { root, index: named(DATABASES), mirror: named(MIRROR_DATABASES) }
+  return { root, index: named(DATABASES), mirror: named(MIRROR_DATABASES), port: named(PORT_DATABASES) }
 }

@@ -13,6 +13,7 @@ import { LmdbKeys, LmdbOrganizations } from './organizations.js'
 import { LmdbResources } from './resources.js'
 import { CommittedAccess, type Key, type LmdbAccess } from './transaction-view.js'
 import { LmdbVersions } from './versions.js'
+import { LmdbWebhooks } from './webhooks.js'
 
 export interface LmdbStorageOptions {
   /** Bytes of documents kept in memory by the blob store. */
@@ -105,6 +106,7 @@ export class LmdbStorage implements Storage {
       resources: new LmdbResources(access, index),
       versions: new LmdbVersions(access, index),
       mirror: new LmdbMirrorJournal(access, this.environment, this.journal, journaled),
+      webhooks: new LmdbWebhooks(access, this.environment.port, index),
     }
   }
 }

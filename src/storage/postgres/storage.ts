@@ -14,6 +14,7 @@ import { PgKeys, PgOrganizations } from './organizations.js'
 import { PgResources } from './resources.js'
 import type { Sql } from './sql.js'
 import { PgVersions } from './versions.js'
+import { PgWebhooks } from './webhooks.js'
 
 /** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
 const RETRIED = new Set(['40001', '40P01'])
@@ -94,6 +95,7 @@ export class PostgresStorage implements Storage {
       resources: new PgResources(sql),
       versions: new PgVersions(sql),
       mirror: new PgMirrorJournal(sql, journaled),
+      webhooks: new PgWebhooks(sql),
     }
   }
 }

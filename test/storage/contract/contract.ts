@@ -8,7 +8,8 @@ import { newId, now } from '../../../src/domain/ids.js'
 import { RegistryError } from '../../../src/errors.js'
 import type { Storage, Stores } from '../../../src/storage/port.js'
 import type {
-  BlobRef, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord,
+  BlobRef, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord, WebhookDeliveryRecord,
+  WebhookEndpointRecord, WebhookEventRecord,
 } from '../../../src/storage/records.js'
 
 export type OpenStorage = (t: Test) => Promise<Storage>
@@ -56,6 +57,26 @@ export async function appendNext(tx: Stores, resourceId: string): Promise<Versio
 }
 
 const conflict = { code: 'conflict' }
+
+function endpoint(organizationId: string, url = 'https://hooks.example.com/registry'): WebhookEndpointRecord {
+  const at = now()
+  return {
+    id: newId(), organization_id: organizationId, url, description: null, event_types: [], enabled: true,
+    disabled_reason: null, secret: 'whsec_test', failing_since: null, created_at: at, updated_at: at,
+  }
+}
+
+function event(organizationId: string): WebhookEventRecord {
+  return { id: newId(), organization_id: organizationId, type: 'resource.created', created_at: now(), data: { n: 1 } }
+}
+
+function delivery(to: WebhookEndpointRecord, of: WebhookEventRecord, nextAttemptAt: string | null): WebhookDeliveryRecord {
+  return {
+    id: newId(), organization_id: to.organization_id, endpoint_id: to.id, event_id: of.id, event_type: of.type,
+    status: nextAttemptAt === null ? 'succeeded' : 'pending', attempts: 0, next_attempt_at: nextAttemptAt, log: [],
+    created_at: of.created_at, updated_at: of.created_at,
+  }
+}
 const notFound = { code: 'not_found' }
 
 async function withOrganization(storage: Storage, slug = 'acme'): Promise<OrganizationRecord> {
@@ -263,6 +284,57 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.same(nudges.filter(Boolean).length, 4, 'each commit that journaled nudged')
     t.equal(nudges.length, 5)
     t.same((await storage.read.mirror.pending(2)).map((e) => e.seq), seqs.slice(0, 2))
+  })
+
+  t.test('webhooks: endpoints per organization, the outbox, deliveries newest first and due soonest first', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const beta = await withOrganization(storage, 'beta')
+    const [one, two, theirs] = [endpoint(acme.id), endpoint(acme.id), endpoint(beta.id)]
+    await storage.transaction(async (tx) => {
+      for (const e of [one, two, theirs]) await tx.webhooks.putEndpoint(e)
+    })
+    t.same((await storage.read.webhooks.endpoints(acme.id)).map((e) => e.id), [one.id, two.id], 'one organization, id order')
+    await t.rejects(storage.transaction((tx) => tx.webhooks.putEndpoint(endpoint(newId()))), notFound, 'no such organization')
+    const disabled = { ...one, enabled: false, disabled_reason: 'failing', updated_at: now() }
+    await storage.transaction((tx) => tx.webhooks.putEndpoint(disabled))
+    t.same(await storage.read.webhooks.endpoint(one.id), disabled, 'replaced by id')
+
+    const happened = event(acme.id)
+    const times = ['2026-01-01T00:00:03.000Z', '2026-01-01T00:00:01.000Z', '2026-01-01T00:00:02.000Z']
+    const deliveries = times.map((at) => delivery(two, happened, at))
+    // The event and its deliveries in one transaction, as a change writes them.
+    await storage.transaction(async (tx) => {
+      await tx.webhooks.putEvent(happened)
+      for (const d of deliveries) await tx.webhooks.putDelivery(d)
+    })
+    t.same(await storage.read.webhooks.event(happened.id), happened)
+    await t.rejects(storage.transaction((tx) => tx.webhooks.putEvent(happened)), conflict, 'an event is written once')
+    await t.rejects(storage.transaction((tx) => tx.webhooks.putDelivery(delivery(endpoint(acme.id), happened, null))), notFound, 'no such endpoint')
+    await t.rejects(storage.transaction((tx) => tx.webhooks.putDelivery(delivery(two, event(acme.id), null))), notFound, 'no such event')
+
+    const due = await storage.read.webhooks.due('2026-01-01T00:00:02.000Z', 10)
+    t.same(due.map((d) => d.id), [deliveries[1].id, deliveries[2].id], 'due at or before the time, soonest first')
+    t.same((await storage.read.webhooks.due('2026-01-02T00:00:00.000Z', 1)).map((d) => d.id), [deliveries[1].id], 'at most limit')
+    const page = await storage.read.webhooks.deliveries(two.id, { offset: 0, limit: 2 })
+    t.same(page, { items: [deliveries[2], deliveries[1]], total: 3 }, 'newest first, with the total')
+
+    // A delivery that succeeded is due no more; one moved later is due then.
+    const done = { ...deliveries[1], status: 'succeeded' as const, next_attempt_at: null, attempts: 1 }
+    const later = { ...deliveries[2], next_attempt_at: '2026-01-01T00:00:09.000Z', attempts: 1 }
+    await storage.transaction(async (tx) => {
+      await tx.webhooks.putDelivery(done)
+      await tx.webhooks.putDelivery(later)
+    })
+    t.same((await storage.read.webhooks.due('2026-01-01T00:00:05.000Z', 10)).map((d) => d.id), [deliveries[0].id])
+    t.same((await storage.read.webhooks.due('2026-01-01T00:00:09.000Z', 10)).map((d) => d.id), [deliveries[0].id, later.id])
+    t.same(await storage.read.webhooks.delivery(done.id), done)
+
+    t.equal(await storage.transaction((tx) => tx.webhooks.removeEndpoint(two.id)), true)
+    t.equal(await storage.transaction((tx) => tx.webhooks.removeEndpoint(two.id)), false, 'already gone')
+    t.same(await storage.read.webhooks.deliveries(two.id, { offset: 0, limit: 10 }), { items: [], total: 0 }, 'its deliveries went with it')
+    t.same(await storage.read.webhooks.due('2026-02-01T00:00:00.000Z', 10), [], 'and are due no more')
+    t.same((await storage.read.webhooks.endpoints(beta.id)).map((e) => e.id), [theirs.id], "other organizations' are untouched")
   })
 
   t.test('blobs are content-addressed: stored once, read back byte for byte', async (t) => {
