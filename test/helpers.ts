@@ -145,6 +145,7 @@ export function holdNextTask(op: 'check' | 'diff') {
     bundle: (task) => inner.bundle(task),
     diff: async (task) => { if (op === 'diff') await hold(); return inner.diff(task) },
     terms: (task) => inner.terms(task),
+    locate: (task) => inner.locate(task),
     close: () => inner.close(),
   })
   return { wrap, release, inFlight, arm: () => { armed = true } }
@@ -160,6 +161,7 @@ export function countingDocuments(counts: { lint: number; check: number; digest:
     bundle: (task) => inner.bundle(task),
     diff: (task) => inner.diff(task),
     terms: (task) => inner.terms(task),
+    locate: (task) => inner.locate(task),
     close: () => inner.close(),
   })
 }

@@ -31,6 +31,8 @@ import type {
   DigestTask,
   LintResult,
   LintTask,
+  LocateResult,
+  LocateTask,
   TaskError,
   TermsTask,
 } from './types.js'
@@ -329,6 +331,10 @@ export class DocumentWorkers {
 
   diff(task: Omit<DiffTask, 'op'>): Promise<DiffResult> {
     return this.#run({ ...task, op: 'diff' })
+  }
+
+  locate(task: Omit<LocateTask, 'op'>): Promise<LocateResult> {
+    return this.#run({ ...task, op: 'locate' })
   }
 
   /** Ends every worker; pending tasks are rejected. */

@@ -4,6 +4,7 @@
  */
 import type { ProblemItem, ErrorCode } from '../errors.js'
 import type { DiffResult, DiffTask } from './diff/types.js'
+import type { Position } from './positions.js'
 import type { RegistryDocuments } from './registry-refs.js'
 
 export type { DiffResult, DiffTask }
@@ -18,6 +19,9 @@ export interface Finding {
   severity: Severity
   path: (string | number)[]
 }
+
+/** A finding in an answer about a document just sent: where it is in the text sent, when there is one. */
+export type LocatedFinding = Finding & Partial<Position>
 
 export type LintCounts = Record<Severity, number>
 
@@ -76,6 +80,8 @@ export type DigestResult =
       format: DocumentFormat
       /** The bytes to store: the upload's own text (YAML text, JSON text, or JSON.stringify of an object). */
       text: string
+      /** `text` is JSON.stringify of an object (an envelope's object member): no text the client wrote. */
+      serialized?: true
       /** SHA-256 hex of `text` as UTF-8: names the blob together with the canonical checksum. */
       digest: string
       /** Canonical JSON (sorted keys, no whitespace); later steps parse this instead of the original. */
@@ -142,10 +148,24 @@ export interface BundleResult {
   checksum: string
 }
 
+/** Where paths lie in a document's text as sent (positions.ts): the findings of an answer, placed. */
+export interface LocateTask {
+  op: 'locate'
+  text: string
+  /** The format the text was parsed as. */
+  format: DocumentFormat
+  paths: (string | number)[][]
+}
+
+export interface LocateResult {
+  /** One per path, in order. */
+  positions: Position[]
+}
+
 /** What search finds in a stored document (search-terms.ts). */
 export interface TermsTask {
   op: 'terms'
   text: string
 }
 
-export type Task = DigestTask | CheckTask | LintTask | ConvertTask | BundleTask | DiffTask | TermsTask
+export type Task = DigestTask | CheckTask | LintTask | ConvertTask | BundleTask | DiffTask | TermsTask | LocateTask

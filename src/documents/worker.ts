@@ -20,6 +20,7 @@ import { lintDocument } from './lint.js'
 import { validateOpenApi, warmOpenApi } from './openapi.js'
 import { assertDocumentShape, parseDocumentText } from './parse.js'
 import { encodePointer } from './pointer.js'
+import { locatePaths } from './positions.js'
 import { bundleRegistryRefs, mayHaveRegistryRefs, registryRefTargets, type RegistryDocuments } from './registry-refs.js'
 import { compileRuleset, warmRulesets } from './ruleset.js'
 import type {
@@ -38,6 +39,8 @@ import type {
   DocumentKind,
   LintResult,
   LintTask,
+  LocateResult,
+  LocateTask,
   Task,
   TaskError,
 } from './types.js'
@@ -55,7 +58,7 @@ export interface StartedMessage {
 }
 
 /** The phases of a task that are timed (seconds) and reported to the pool after every task. */
-export type WorkPhase = 'digest' | 'validate' | 'lint' | 'convert' | 'diff'
+export type WorkPhase = 'digest' | 'validate' | 'lint' | 'convert' | 'diff' | 'locate'
 
 /**
  * Posted by a worker after every task: how long its phases took and how large its heap is, so that
@@ -69,7 +72,8 @@ export interface StatsMessage {
   }
 }
 
-export type WorkerResult = DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | DiffResult | SearchTerms | { warmed: true } | TaskError
+export type WorkerResult =
+  DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | DiffResult | SearchTerms | LocateResult | { warmed: true } | TaskError
 
 /** What a worker compiles and loads before its first upload needs it, in steps of at most ~0.5 s. */
 const WARM_STEPS: (() => void)[] = [() => warmOpenApi('3.0'), () => warmOpenApi('3.1'), () => warmOpenApi('3.2'), warmJsonSchema, warmRulesets]
@@ -220,7 +224,7 @@ function digestNow(task: DigestTask): DigestResult {
   const registryRefs = mayHaveRegistryRefs(canonical) ? registryRefTargets(parsed.document) : []
   return {
     unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(parsed.document),
-    ...(raw && { raw }), ...(registryRefs.length > 0 && { registryRefs }),
+    ...(raw && { raw }), ...(registryRefs.length > 0 && { registryRefs }), ...(parsed.text === null && { serialized: true as const }),
   }
 }
 
@@ -310,6 +314,11 @@ export function diff(task: DiffTask): DiffResult {
   })
 }
 
+/** Places the findings of an answer in the text the document was sent as (positions.ts). */
+export function locate(task: LocateTask): LocateResult {
+  return timed('locate', () => ({ positions: locatePaths(task.text, task.paths, task.format) }))
+}
+
 export function convert(task: ConvertTask): ConvertResult {
   return timed('convert', () => ({ text: convertText(task.text, task.from, task.to) }))
 }
@@ -344,6 +353,8 @@ export default async function run(task: WorkerTask & { runId?: number }): Promis
         return bundle(task)
       case 'diff':
         return diff(task)
+      case 'locate':
+        return locate(task)
       case 'terms':
         return searchTermsOf(parseDocumentText(task.text).document)
       case 'warm':

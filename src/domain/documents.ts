@@ -4,7 +4,7 @@
  */
 import type {
   BodyShape, BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DiffResult, DiffTask, DigestResult, DigestTask, DocumentKind,
-  LintResult, LintTask, TermsTask,
+  LintResult, LintTask, LocateResult, LocateTask, TermsTask,
 } from '../documents/types.js'
 import type { SearchTerms } from '../documents/search-terms.js'
 import type { ResourceKind } from '../store/records.js'
@@ -22,6 +22,8 @@ export interface DocumentProcessor {
   bundle(task: Input<BundleTask>): Promise<BundleResult>
   /** Compares two versions' documents (off the event loop, like everything here). */
   diff(task: Input<DiffTask>): Promise<DiffResult>
+  /** Where paths lie in a document's text as sent: the line and column of an answer's findings. */
+  locate(task: Input<LocateTask>): Promise<LocateResult>
   /** What search finds in a stored document (its title, paths, operations…). */
   terms(task: Input<TermsTask>): Promise<SearchTerms>
   close(): Promise<void>

@@ -1,13 +1,14 @@
 import { LRUCache } from 'lru-cache'
 import { RegistryError } from '../errors.js'
 import { parseDocumentText } from '../documents/parse.js'
-import type { CheckResult, DigestResult, DocumentFormat, Finding, RulesetInput } from '../documents/types.js'
+import type { CheckResult, DigestResult, DocumentFormat, Finding, LocatedFinding, RulesetInput } from '../documents/types.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import type { ReadStores, Storage } from '../storage/port.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
 import { diffSummaryView, isDiffable, type Changes, type DiffSide } from './changes.js'
 import { StaleGate, withGateRetries, type CompatibilityGate } from './compatibility.js'
 import { DOCUMENT_KIND, type DocumentInput, type DocumentProcessor } from './documents.js'
+import { locateFindings, sentTextOf, type SentText } from './finding-positions.js'
 import { newId, now } from './ids.js'
 import { blockingFindings, countFindings } from './lint-gate.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
@@ -27,6 +28,8 @@ export interface PreparedDocument {
   digest: string
   format: DocumentFormat
   text: string
+  /** `text` was serialized from a JSON object (see DigestResult). */
+  serialized?: true
   summary?: { openapi: string; title: string; version: string }
   lint?: { ruleset: ResourceRecord; rulesetVersion: VersionRecord; findings: Finding[] }
 }
@@ -41,7 +44,8 @@ export type UploadOutcome = { version: VersionRecord; created: boolean }
 export interface DryRunOutcome {
   checksum: string
   unchanged: boolean
-  findings: Finding[]
+  /** Each with its line and column in the text sent (see finding-positions.ts). */
+  findings: LocatedFinding[]
   /** APIs and schemas with a current version the document differs from: the diff against it. */
   diff?: Record<string, unknown>
 }
@@ -120,7 +124,8 @@ export class Uploads {
       const latest = (await read.resources.get(resource.id)) ?? resource
       const prepared = await this.check(latest, digest, await this.lintContext(read, latest), validated)
       validated = true
-      const gate = await this.refuseBlocked(read, latest, prepared)
+      // A repository sync's text is the registry's own bundle: its findings are not placed in it.
+      const gate = await this.refuseBlocked(read, latest, prepared, source === 'upload' ? sentTextOf(prepared) : undefined)
       const compatibility = await this.compatibility.check(latest, candidate)
       // The blob first: the transaction below is the commit point that refers to it.
       await this.storeBlob(prepared)
@@ -150,13 +155,14 @@ export class Uploads {
     const current = await read.versions.current(resource.id)
     const digest = await this.digestNew(input)
     const prepared = await this.check(resource, digest, await this.lintContext(read, resource))
-    await this.refuseBlocked(read, resource, prepared)
+    const sent = sentTextOf(prepared)
+    await this.refuseBlocked(read, resource, prepared, sent)
     const candidate = candidateSide(digest)
     await this.compatibility.check(resource, candidate)
     const outcome: DryRunOutcome = {
       checksum: prepared.checksum,
       unchanged: current?.checksum === prepared.checksum,
-      findings: prepared.lint?.findings ?? [],
+      findings: await locateFindings(this.documents, sent, prepared.lint?.findings ?? []),
     }
     if (current && !outcome.unchanged && isDiffable(resource.kind)) {
       outcome.diff = diffSummaryView(current, await this.changes.diff(resource.kind, this.changes.side(current), candidate))
@@ -213,11 +219,18 @@ export class Uploads {
     return version
   }
 
-  /** Lints any document with a ruleset's current version (the ruleset lint route); cached like uploads. */
-  async lintWith(ruleset: ResourceRecord, input: DocumentInput): Promise<Finding[]> {
+  /**
+   * Lints any document with a ruleset's current version (the ruleset lint route); cached like uploads,
+   * and placed in the text sent.
+   */
+  async lintWith(ruleset: ResourceRecord, input: DocumentInput): Promise<LocatedFinding[]> {
     const version = await this.storage.read.versions.current(ruleset.id)
     if (!version) throw new RegistryError('invalid_reference', 'the ruleset has no current version')
     const digest = await this.digestNew(input)
+    return locateFindings(this.documents, sentTextOf(digest), await this.lintResult(version, digest))
+  }
+
+  private async lintResult(version: VersionRecord, digest: Extract<DigestResult, { unchanged: false }>): Promise<Finding[]> {
     const cached = this.index.getLintResult(version.checksum, digest.checksum)
     this.metrics.lintCache(cached !== undefined)
     if (cached) return cached
@@ -266,21 +279,24 @@ export class Uploads {
     if (needsLint) await this.index.putLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
     const prepared: PreparedDocument = {
       checksum: digest.checksum, digest: digest.digest, format: digest.format, text: digest.text,
-      summary: result.summary ?? digest.summary,
+      summary: result.summary ?? digest.summary, ...(digest.serialized && { serialized: true }),
     }
     if (lint) prepared.lint = { ruleset: lint.ruleset, rulesetVersion: lint.version, findings: cachedFindings ?? result.findings ?? [] }
     return prepared
   }
 
-  /** Throws lint_blocked when findings meet the API's threshold; answers the threshold applied. */
-  private async refuseBlocked(stores: ReadStores, api: ResourceRecord, prepared: PreparedDocument): Promise<BlockingSeverity> {
+  /**
+   * Throws lint_blocked when findings meet the API's threshold, each placed in `sent` when given;
+   * answers the threshold applied.
+   */
+  private async refuseBlocked(stores: ReadStores, api: ResourceRecord, prepared: PreparedDocument, sent: SentText | undefined): Promise<BlockingSeverity> {
     const threshold = await thresholdOf(stores, api)
     if (!prepared.lint) return threshold
     const blocking = blockingFindings(prepared.lint.findings, threshold)
     if (blocking.length === 0) return threshold
     const n = blocking.length
     throw new RegistryError('lint_blocked', `${n} finding${n === 1 ? '' : 's'} at or above '${threshold}' block this publish`,
-      blocking.map((f) => ({ code: f.code, message: f.message, severity: f.severity, path: f.path })))
+      (await locateFindings(this.documents, sent, blocking)).map((f) => ({ ...f })))
   }
 
   private async rulesetInput(version: VersionRecord): Promise<RulesetInput> {

@@ -16,7 +16,7 @@ import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
 import {
   Api, BlockingSeverity, Compatibility, Data, DryRun, Description, DocumentValue, Finding, FormatQuery, List, ListQuery, LogoUrl, Name, Nullable,
-  PageQuery, Problem, ReferencePartView, Ruleset, RulesetVersion, Schema, SchemaVersion, Slug, SpecVersion, Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
+  PageQuery, Problem, ReferencePartView, Ruleset, RulesetVersion, Schema, SchemaVersion, SentFinding, Slug, SpecVersion, Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
 } from './schemas.js'
 
 /** What differs between APIs, schemas and rulesets on the wire. */
@@ -235,7 +235,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
         validatorCompiler: uploadValidatorCompiler,
         schema: {
           tags, security, summary: "Lint any document with the ruleset's current version", params: Params, body: UploadBody,
-          response: { 200: Data(Type.Object({ findings: Type.Array(Finding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 404, 422, 503) },
+          response: { 200: Data(Type.Object({ findings: Type.Array(SentFinding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 404, 422, 503) },
         },
       }, async (request) => {
         const findings = await registry.uploads.lintWith((await resourceOf(request)), documentInput(request.body))

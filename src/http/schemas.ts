@@ -96,6 +96,18 @@ export const Finding = Type.Object({
   path: Type.Array(Type.Union([Type.String(), Type.Integer()])),
 })
 
+/** Where a finding about a document just sent is, in the text sent (docs/api.md, "Findings"). */
+const findingPosition = {
+  line: Type.Optional(Type.Integer({
+    minimum: 1,
+    description: "1-based line, in the text sent, of the member the path names (its key) or the item; of the deepest part of the path the text has when it goes further. Absent when the document was sent as a JSON object in { \"document\": … }",
+  })),
+  column: Type.Optional(Type.Integer({ minimum: 1, description: '1-based column of the same place in that line (UTF-16 code units)' })),
+}
+
+/** A finding in an answer about a document just sent (a dry run, the lint route): placed in its text. */
+export const SentFinding = Type.Object({ ...Finding.properties, ...findingPosition })
+
 /** One part of a large document's reference (domain/reference-parts.ts). */
 export const ReferencePartView = Type.Object({
   slug: Type.String(),
@@ -189,7 +201,7 @@ export const ChangelogEntry = (version: TSchema) => Type.Object({
 export const DryRun = (version: TSchema) => Type.Object({
   checksum: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
   unchanged: Type.Boolean({ description: "the document is the current version's" }),
-  findings: Type.Array(Finding),
+  findings: Type.Array(SentFinding),
   diff: Type.Optional(Type.Object({
     from: version,
     summary: ChangeSummary,
@@ -212,5 +224,6 @@ export const Problem = Type.Object({
     path: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Integer()]))),
     code: Type.Optional(Type.String()),
     severity: Type.Optional(Type.String()),
+    ...findingPosition,
   }))),
 }, { description: 'application/problem+json (RFC 9457)' })

@@ -159,4 +159,5 @@ const HIT = { result: 'hit' }
 const MISS = { result: 'miss' }
 const PHASES: Record<WorkPhase, { phase: WorkPhase }> = {
   digest: { phase: 'digest' }, validate: { phase: 'validate' }, lint: { phase: 'lint' }, convert: { phase: 'convert' }, diff: { phase: 'diff' },
+  locate: { phase: 'locate' },
 }

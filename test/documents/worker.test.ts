@@ -26,6 +26,7 @@ t.test('digest with the JSON envelope', async (t) => {
     digest: createHash('sha256').update('{"b":1,"a":{"d":2,"c":3}}').digest('hex'),
     canonical: '{"a":{"c":3,"d":2},"b":1}',
     summary: { openapi: '', title: '', version: '' },
+    serialized: true,
   })
   const asYamlString = digest({ op: 'digest', shape: 'json', body: JSON.stringify({ document: yamlDoc }) }) as Extract<DigestResult, { unchanged: false }>
   t.equal(asYamlString.format, 'yaml')

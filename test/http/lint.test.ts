@@ -1,4 +1,5 @@
 import t from 'tap'
+import { parse } from 'yaml'
 import { SEVERITY_RULESET, countingDocuments, docWithFinding, holdNextTask, json, startTestServer } from '../helpers.js'
 
 const SEVERITIES = ['error', 'warn', 'info', 'hint'] as const
@@ -117,4 +118,105 @@ t.test('a lint gate that changes while an upload is in flight applies to that up
     t.equal(json(res).code, 'lint_blocked')
     t.equal(json(await s.call({ method: 'GET', url: `/v1/apis/${api.id}/versions` })).total, 0, 'nothing stored')
   }
+})
+
+/** A ruleset with a blocking finding on an operation and one that does not block on `info`. */
+const PLACED_RULESET = `rules:
+  operation-description:
+    given: "$.paths[*][get,put,post,delete]"
+    severity: warn
+    message: every operation needs a description
+    then: { field: description, function: truthy }
+  info-contact:
+    given: $.info
+    severity: info
+    message: info needs a contact
+    then: { field: contact, function: truthy }
+`
+
+/** The file a user wrote: `get:` under `/pets` (no description) is line 7, column 5; `info:` line 2. */
+const PETS_YAML = `openapi: 3.1.0
+info:
+  title: Pets
+  version: 1.0.0
+paths:
+  /pets:
+    get:
+      summary: List pets
+      responses:
+        '200':
+          description: the pets
+`
+
+/** The same document as a JSON file: `"get"` is line 9, column 7; `"info"` line 3, column 3. */
+const PETS_JSON = `{
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Pets",
+    "version": "1.0.0"
+  },
+  "paths": {
+    "/pets": {
+      "get": {
+        "summary": "List pets",
+        "responses": { "200": { "description": "the pets" } }
+      }
+    }
+  }
+}
+`
+
+t.test('findings in a 422, a dry run and the lint route carry their line and column in the text sent', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  const rs = json(await s.call({ method: 'POST', url: '/v1/rulesets', payload: { name: 'placed', document: PLACED_RULESET } })).data
+  const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'pets', ruleset_id: rs.id, blocking_severity: 'warn' } })).data
+  const spec = `/v1/apis/${api.id}/spec`
+  const get = { code: 'operation-description', severity: 'warn', message: 'every operation needs a description', path: ['paths', '/pets', 'get'] }
+  const multipart = (text: string) => {
+    const payload = `--b0undary\r\nContent-Disposition: form-data; name="document"; filename="openapi.yaml"\r\n\r\n${text}\r\n--b0undary--\r\n`
+    return { payload, headers: { 'content-type': 'multipart/form-data; boundary=b0undary' } }
+  }
+  const bodies = [
+    { how: 'a YAML body', headers: { 'content-type': 'application/yaml' }, payload: PETS_YAML, get: { line: 7, column: 5 } },
+    { how: 'a JSON body', headers: { 'content-type': 'application/json' }, payload: PETS_JSON, get: { line: 9, column: 7 } },
+    { how: 'a multipart YAML file', ...multipart(PETS_YAML), get: { line: 7, column: 5 } },
+    { how: 'a JSON file with its own media type', headers: { 'content-type': 'application/vnd.oai.openapi+json' }, payload: PETS_JSON, get: { line: 9, column: 7 } },
+    { how: 'the YAML text in an envelope (as the CLI sends it)', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ document: PETS_YAML }), get: { line: 7, column: 5 } },
+  ]
+  for (const body of bodies) {
+    for (const url of [spec, `${spec}?dry_run=true`]) {
+      const res = await s.call({ method: 'POST', url, headers: body.headers, payload: body.payload })
+      t.equal(res.statusCode, 422, `${body.how} to ${url}`)
+      t.same(json(res).errors, [{ ...get, ...body.get }], `${body.how}: the line of get: under /pets`)
+    }
+  }
+
+  const object = await s.call({ method: 'POST', url: spec, payload: { document: parse(PETS_YAML) } })
+  t.same(json(object).errors, [get], 'a document sent as a JSON object has no text of its own: no line, no column')
+  t.equal(json(await s.call({ method: 'GET', url: `/v1/apis/${api.id}/versions` })).total, 0, 'nothing stored')
+
+  // Below the threshold: the dry run answers its findings, placed too (and the cached lint result is placed again).
+  const described = { yaml: PETS_YAML.replace('      summary: List pets\n', '      description: Lists pets.\n'), json: PETS_JSON.replace('"summary": "List pets"', '"description": "Lists pets."') }
+  const contact = { code: 'info-contact', severity: 'info', message: 'info needs a contact', path: ['info'] }
+  for (const [text, type, at] of [[described.yaml, 'application/yaml', { line: 2, column: 1 }], [described.json, 'application/json', { line: 3, column: 3 }]] as const) {
+    const dry = await s.call({ method: 'POST', url: `${spec}?dry_run=true`, headers: { 'content-type': type }, payload: text })
+    t.equal(dry.statusCode, 200, `${type} dry run`)
+    t.same(json(dry).data.findings, [{ ...contact, ...at }], `${type}: the line of info:`)
+    const lint = await s.call({ method: 'POST', url: `/v1/rulesets/${rs.id}/lint`, headers: { 'content-type': type }, payload: text })
+    t.same(json(lint).data.findings, [{ ...contact, ...at }], `${type}: the lint route places them as well`)
+  }
+  const published = await s.call({ method: 'POST', url: spec, headers: { 'content-type': 'application/yaml' }, payload: described.yaml })
+  t.equal(published.statusCode, 201)
+  const stored = json(await s.call({ method: 'GET', url: `/v1/apis/${api.id}/versions/${json(published).data.id}/findings` })).data
+  t.same(stored, [contact], "a version's stored findings keep their path alone")
+
+  const description = json(await s.call({ method: 'GET', url: '/openapi.json', key: null }))
+  const upload = description.paths['/v1/apis/{api}/spec'].post
+  const problemItem = upload.responses['422'].content['application/json'].schema.properties.errors.items
+  t.match(problemItem.properties, { line: { type: 'integer', minimum: 1 }, column: { type: 'integer', minimum: 1 } }, '/openapi.json describes them in errors[]')
+  const dryRun = upload.responses['200'].content['application/json'].schema.anyOf
+    .map((s: { properties: { data: { properties?: Record<string, { items?: { properties: object } }> } } }) => s.properties.data.properties?.findings)
+    .find(Boolean)
+  t.match(dryRun.items.properties, { line: { type: 'integer' }, column: { type: 'integer' } }, 'and in a dry run')
 })

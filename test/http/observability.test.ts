@@ -97,7 +97,8 @@ t.test('GET /readyz: 200 when storage and workers are ready, 503 problem+json wh
   const s = await startTestServer({
     wrapDocuments: (inner) => ({
       digest: (task) => inner.digest(task), check: (task) => inner.check(task), lint: (task) => inner.lint(task),
-      convert: (task) => inner.convert(task), bundle: (task) => inner.bundle(task), diff: (task) => inner.diff(task), terms: (task) => inner.terms(task), close: () => inner.close(),
+      convert: (task) => inner.convert(task), bundle: (task) => inner.bundle(task), diff: (task) => inner.diff(task), terms: (task) => inner.terms(task),
+      locate: (task) => inner.locate(task), close: () => inner.close(),
       get ready() { return workers.ready }, get queueSize() { return inner.queueSize },
     }),
   })

@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises'
 import { Command, Option } from 'commander'
 import { pointerSegments, unescapeSegment } from '../../documents/pointer.js'
+import { locatePaths } from '../../documents/positions.js'
 import { checkedUrl, forgetCredentials, RegistryClient, resolveCredentials, saveCredentials, unexpected, usage, type Answer, type ConnectionOptions, type Problem } from './client.js'
 import { readDocumentFile, type DocumentFile } from './document-file.js'
-import { TextPositions } from './positions.js'
 import { FORMATS, renderReport, type Finding, type Format, type Report, type Severity } from './report.js'
 
 /** The three kinds of resource, as the HTTP API names them. */
@@ -79,17 +79,16 @@ async function createResource(client: RegistryClient, kind: Kind, ref: string): 
 
 /** Places the registry's findings (by path into the document) at their lines in the user's file. */
 function place(document: DocumentFile, items: { code?: string; message: string; severity?: string; path?: (string | number)[]; pointer?: string }[], fallbackCode: string): Finding[] {
-  const positions = new TextPositions(document.text)
-  return items.map((item) => {
-    const path = item.path ?? (item.pointer ? (pointerSegments(item.pointer) ?? []).map(unescapeSegment) : [])
-    return {
-      code: item.code ?? fallbackCode,
-      message: item.message,
-      severity: (item.severity as Severity | undefined) ?? 'error',
-      path,
-      ...positions.locate(path),
-    }
-  })
+  const paths = items.map((item) => item.path ?? (item.pointer ? (pointerSegments(item.pointer) ?? []).map(unescapeSegment) : []))
+  // Placed in the user's own file: what was sent may be a bundle of it, which the registry's positions are in.
+  const positions = locatePaths(document.text, paths)
+  return items.map((item, i) => ({
+    code: item.code ?? fallbackCode,
+    message: item.message,
+    severity: (item.severity as Severity | undefined) ?? 'error',
+    path: paths[i],
+    ...positions[i],
+  }))
 }
 
 const CLASSES: Record<Change['classification'], Severity> = { breaking: 'error', 'non-breaking': 'info', annotation: 'hint' }

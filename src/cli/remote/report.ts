@@ -1,6 +1,6 @@
 import type { Log, ReportingDescriptor, Result } from 'sarif'
 import { PACKAGE_VERSION } from '../../version.js'
-import type { Position } from './positions.js'
+import type { Position } from '../../documents/positions.js'
 
 export type Severity = 'error' | 'warn' | 'info' | 'hint'
 
