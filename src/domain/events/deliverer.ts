@@ -29,8 +29,11 @@ import { signedHeaders } from './signature.js'
 const LOG_KEPT = 20
 /** Characters of an endpoint's answer kept in the log. */
 const EXCERPT_CHARS = 1024
-/** Deliveries sent at once. */
-const CONCURRENCY = 4
+/** Deliveries sent at once, and to one endpoint at once. */
+const CONCURRENCY = 8
+const PER_ENDPOINT = 2
+/** Due deliveries looked at per turn: enough to find other endpoints' past a slow one's. */
+const DUE_READ = 100
 /** How often the outbox is looked at when nothing nudges the deliverer (other processes write events too). */
 const POLL_MS = 1000
 
@@ -62,7 +65,9 @@ export class WebhookDeliverer {
   #stopping = false
   #wake: (() => void) | null = null
   #nudged = false
-  readonly #sending = new Set<Promise<void>>()
+  /** Attempts being sent, by delivery id. */
+  readonly #sending = new Map<string, Promise<void>>()
+  readonly #perEndpoint = new Map<string, number>()
 
   constructor(storage: Storage, options: DelivererOptions) {
     this.#storage = storage
@@ -94,25 +99,54 @@ export class WebhookDeliverer {
     await this.#connections.close()
   }
 
-  /** Sends every delivery due now, once each, and waits for them (tests, and each turn of the loop). */
+  /** Sends every delivery due now, once each, and waits for them (tests move the clock and call this). */
   async deliverDue(): Promise<number> {
-    const due = await this.#storage.read.webhooks.due(this.#now().toISOString(), CONCURRENCY * 4)
     let sent = 0
-    for (const delivery of due) {
-      while (this.#sending.size >= CONCURRENCY) await Promise.race(this.#sending)
-      const sending = this.attempt(delivery.id).then((ran) => { if (ran) sent += 1 })
-      const tracked = sending.finally(() => this.#sending.delete(tracked))
-      this.#sending.add(tracked)
+    for (;;) {
+      const started = await this.fill((ran) => { if (ran) sent += 1 })
+      if (started === 0 && this.#sending.size === 0) return sent
+      await Promise.race(this.#sending.values())
     }
-    await Promise.all(this.#sending)
-    return sent
+  }
+
+  /**
+   * Starts attempts of due deliveries while slots are free, without waiting for them: a slow endpoint
+   * holds at most PER_ENDPOINT of the CONCURRENCY slots, never the others' deliveries. Answers how many
+   * it started.
+   */
+  private async fill(done: (ran: boolean) => void = () => {}): Promise<number> {
+    if (this.#sending.size >= CONCURRENCY) return 0
+    const due = await this.#storage.read.webhooks.due(this.#now().toISOString(), DUE_READ)
+    let started = 0
+    for (const delivery of due) {
+      if (this.#sending.size >= CONCURRENCY) break
+      if (this.#sending.has(delivery.id) || (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) >= PER_ENDPOINT) continue
+      this.#perEndpoint.set(delivery.endpoint_id, (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) + 1)
+      const sending = this.attempt(delivery.id)
+        .catch((error: unknown) => {
+          this.#options.log.warn({ delivery_id: delivery.id, reason: String(error) }, 'webhooks: an attempt could not be recorded')
+          return false
+        })
+        .then((ran) => {
+          this.#sending.delete(delivery.id)
+          const left = (this.#perEndpoint.get(delivery.endpoint_id) ?? 1) - 1
+          if (left > 0) this.#perEndpoint.set(delivery.endpoint_id, left)
+          else this.#perEndpoint.delete(delivery.endpoint_id)
+          done(ran)
+          // A slot is free: the loop looks for more.
+          this.nudge()
+        })
+      this.#sending.set(delivery.id, sending)
+      started += 1
+    }
+    return started
   }
 
   private async loop(): Promise<void> {
     while (!this.#stopping) {
       this.#nudged = false
       try {
-        await this.deliverDue()
+        await this.fill()
       } catch (error) {
         this.#options.log.warn({ reason: String(error) }, 'webhooks: the outbox could not be read')
       }
@@ -123,6 +157,7 @@ export class WebhookDeliverer {
       })
       this.#wake = null
     }
+    await Promise.all(this.#sending.values())
   }
 
   /** Claims, sends and records one attempt; false when another attempt had it (or it is no longer due). */
