@@ -5,7 +5,7 @@
  */
 import type { Classification, DiffResult, Operation } from '../documents/diff/types.js'
 import { notFound } from '../errors.js'
-import type { RegistryIndex } from '../store/interfaces.js'
+import type { Storage } from '../storage/port.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
 import { isDiffable, summaryView, type Changes } from './changes.js'
 import { versionView } from './views.js'
@@ -31,7 +31,7 @@ export interface ChangelogChange {
 
 export class Changelog {
   constructor(
-    private readonly index: RegistryIndex,
+    private readonly storage: Storage,
     private readonly changes: Changes,
   ) {}
 
@@ -39,12 +39,12 @@ export class Changelog {
   async page(resource: ResourceRecord, page: PageRequest): Promise<Page<ChangelogEntry>> {
     const kind = resource.kind
     if (!isDiffable(kind)) throw notFound('changelog')
-    const versions = this.index.listVersions(resource.id, page)
+    const versions = await this.storage.read.versions.list(resource.id, page)
     // One comparison at a time: each holds both documents' text while it waits for a worker, and a
     // page of 100 versions of a 5 MB document must not hold them all at once.
     const items: ChangelogEntry[] = []
     for (const version of versions.items) {
-      const previous = version.number > 1 ? this.index.getVersion(resource.id, version.number - 1) ?? null : null
+      const previous = version.number > 1 ? (await this.storage.read.versions.get(resource.id, version.number - 1)) ?? null : null
       const result = previous ? await this.changes.diff(kind, this.changes.side(previous), this.changes.side(version)) : null
       items.push({ version, previous, result })
     }

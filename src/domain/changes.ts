@@ -1,12 +1,13 @@
 /**
  * What changed between versions (issue 20): the diff of two versions' documents, computed in a
- * document worker once per pair of checksums and kept in the index (like lint results, a pure function
+ * document worker once per pair of checksums and kept in storage (like lint results, a pure function
  * of the two documents: no version, policy or resource is part of it).
  */
 import { DIFF_VERSION, type Classification, type DiffResult } from '../documents/diff/types.js'
 import { changesPage, changeTotal, emptyCounts } from '../documents/diff/result.js'
 import { notFound } from '../errors.js'
-import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { BlobStore } from '../store/interfaces.js'
+import type { Storage } from '../storage/port.js'
 import type { PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'
 import { versionView } from './views.js'
@@ -38,7 +39,7 @@ export class Changes {
   readonly #running = new Map<string, Promise<DiffResult>>()
 
   constructor(
-    private readonly index: RegistryIndex,
+    private readonly storage: Storage,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
   ) {}
@@ -47,7 +48,7 @@ export class Changes {
   async diff(kind: DiffableKind, from: DiffSide, to: DiffSide): Promise<DiffResult> {
     if (from.checksum === to.checksum) return NO_CHANGES
     const method = `${DIFF_KIND[kind]}/${DIFF_VERSION}`
-    const cached = this.index.getDiffResult(method, from.checksum, to.checksum)
+    const cached = await this.storage.read.results.diff(method, from.checksum, to.checksum)
     if (cached) return cached
     const key = `${method} ${from.checksum} ${to.checksum}`
     let running = this.#running.get(key)
@@ -61,7 +62,7 @@ export class Changes {
   private async compare(kind: DiffableKind, method: string, from: DiffSide, to: DiffSide): Promise<DiffResult> {
     const [before, after] = await Promise.all([from.text(), to.text()])
     const result = await this.documents.diff({ kind: DIFF_KIND[kind], before, after })
-    await this.index.putDiffResult(method, from.checksum, to.checksum, result)
+    await this.storage.transaction((tx) => tx.results.putDiff(method, from.checksum, to.checksum, result))
     return result
   }
 
@@ -76,10 +77,11 @@ export class Changes {
    */
   async between(resource: ResourceRecord, fromNumber?: number, toNumber?: number): Promise<VersionDiff> {
     if (!isDiffable(resource.kind)) throw notFound('diff')
-    const to = toNumber === undefined ? this.index.getCurrentVersion(resource.id) : this.index.getVersion(resource.id, toNumber)
+    const { versions } = this.storage.read
+    const to = toNumber === undefined ? await versions.current(resource.id) : await versions.get(resource.id, toNumber)
     if (!to) throw notFound(toNumber === undefined ? 'current version' : `version ${toNumber}`)
     const wanted = fromNumber ?? to.number - 1
-    const from = wanted >= 1 ? this.index.getVersion(resource.id, wanted) : undefined
+    const from = wanted >= 1 ? await versions.get(resource.id, wanted) : undefined
     if (!from) {
       throw notFound(fromNumber === undefined ? `a version before version ${to.number} (give 'from')` : `version ${fromNumber}`)
     }

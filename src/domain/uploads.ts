@@ -231,15 +231,20 @@ export class Uploads {
   }
 
   private async lintResult(version: VersionRecord, digest: Extract<DigestResult, { unchanged: false }>): Promise<Finding[]> {
-    const cached = this.index.getLintResult(version.checksum, digest.checksum)
+    const cached = await this.storage.read.results.lint(version.checksum, digest.checksum)
     this.metrics.lintCache(cached !== undefined)
     if (cached) return cached
     const { findings } = await this.documents.lint({ canonical: digest.canonical, ruleset: await this.rulesetInput(version) })
-    await this.index.putLintResult(version.checksum, digest.checksum, findings)
+    await this.keepLintResult(version.checksum, digest.checksum, findings)
     return findings
   }
 
-  private async lintContext(stores: ReadStores, resource: ResourceRecord): Promise<LintContext | undefined> {
+  /** The findings of a document under a ruleset version, kept: the next upload of either reads them. */
+  private keepLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void> {
+    return this.storage.transaction((tx) => tx.results.putLint(rulesetChecksum, documentChecksum, findings))
+  }
+
+    private async lintContext(stores: ReadStores, resource: ResourceRecord): Promise<LintContext | undefined> {
     if (resource.kind !== 'api' || !resource.ruleset_id) return undefined
     const ruleset = await stores.resources.get(resource.ruleset_id)
     const version = ruleset && await stores.versions.current(ruleset.id)
@@ -264,7 +269,7 @@ export class Uploads {
       : undefined
     // Validity is recorded per resource kind when a version is committed (see RegistryIndex).
     const knownValid = validated || (!registryDocuments && await this.storage.read.versions.isKnownValid(kind, digest.checksum))
-    const cachedFindings = lint && !registryDocuments ? this.index.getLintResult(lint.version.checksum, digest.checksum) : undefined
+    const cachedFindings = lint && !registryDocuments ? await this.storage.read.results.lint(lint.version.checksum, digest.checksum) : undefined
     const needsLint = lint !== undefined && cachedFindings === undefined
     if (lint) this.metrics.lintCache(!needsLint)
     const result: CheckResult = !knownValid || needsLint
@@ -276,7 +281,7 @@ export class Uploads {
           registryDocuments,
         })
       : { summary: digest.summary }
-    if (needsLint) await this.index.putLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
+    if (needsLint) await this.keepLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
     const prepared: PreparedDocument = {
       checksum: digest.checksum, digest: digest.digest, format: digest.format, text: digest.text,
       summary: result.summary ?? digest.summary, ...(digest.serialized && { serialized: true }),

@@ -119,9 +119,9 @@ export class Versions {
   }
 
   /** Findings recorded when the version was linted ([] when it was not). */
-  findings(version: VersionRecord) {
+  async findings(version: VersionRecord) {
     if (!version.lint) return []
-    return this.index.getLintResult(version.lint.ruleset_checksum, version.checksum) ?? []
+    return (await this.storage.read.results.lint(version.lint.ruleset_checksum, version.checksum)) ?? []
   }
 }
 

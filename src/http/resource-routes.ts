@@ -180,7 +180,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
       schema: { tags, security, summary: "A version's lint findings", params: VersionParams, response: { 200: Data(Type.Array(Finding)), ...errors(400, 401, 404) } },
     }, async (request) => {
       const version = await registry.versions.byRef((await resourceOf(request)), (request.params as { version: string }).version)
-      return { data: registry.versions.findings(version) }
+      return { data: await registry.versions.findings(version) }
     })
 
     // A large document's reference in parts, as the sites serve it (domain/reference-parts.ts), for the

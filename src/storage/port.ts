@@ -4,7 +4,7 @@
  * feature (organizations and keys first); the rest still calls src/store.
  */
 import type {
-  BlobStore, JournalChange, JournalEntry, KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind,
+  BlobStore, DiffResult, Finding, JournalChange, JournalEntry, KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind,
   ResourceRecord, VersionRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord,
 } from './records.js'
 
@@ -34,6 +34,7 @@ export interface Stores extends ReadStores {
   readonly versions: VersionStore
   readonly mirror: MirrorJournalStore
   readonly webhooks: WebhookStore
+  readonly results: ResultStore
 }
 
 export interface ReadStores {
@@ -43,6 +44,7 @@ export interface ReadStores {
   readonly versions: VersionReader
   readonly mirror: MirrorJournalReader
   readonly webhooks: WebhookReader
+  readonly results: ResultReader
 }
 
 // ---------------------------------------------------------------- organizations and keys
@@ -156,4 +158,21 @@ export interface WebhookStore extends WebhookReader {
   putEvent(event: WebhookEventRecord): Promise<void>
   /** Inserts or replaces a delivery (and where it is due); 404 when its endpoint or event does not exist. */
   putDelivery(delivery: WebhookDeliveryRecord): Promise<void>
+}
+
+// ---------------------------------------------------------------- results computed from content
+
+/**
+ * Lint findings and diffs, each a pure function of the content it was computed from (a ruleset version's
+ * and a document's checksums; a diff method's version and two documents' checksums): kept once computed,
+ * never changed, so a put is a blind write that conflicts with nothing.
+ */
+export interface ResultReader {
+  lint(rulesetChecksum: string, documentChecksum: string): Promise<Finding[] | undefined>
+  diff(method: string, fromChecksum: string, toChecksum: string): Promise<DiffResult | undefined>
+}
+
+export interface ResultStore extends ResultReader {
+  putLint(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void>
+  putDiff(method: string, fromChecksum: string, toChecksum: string, result: DiffResult): Promise<void>
 }

@@ -9,6 +9,8 @@ export type {
   KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from '../store/records.js'
 export type { BlobRef, BlobStore } from '../store/interfaces.js'
+export type { Finding } from '../documents/types.js'
+export type { DiffResult } from '../documents/diff/types.js'
 export type { JournalChange, JournalEntry } from '../store/mirror-store.js'
 export type { StoredSecret }
 

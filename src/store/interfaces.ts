@@ -2,7 +2,7 @@
  * The two small interfaces the domain sees. The LMDB index and the file-system blob store implement
  * them; a database-server backend would implement the same two.
  */
-import type { DiffResult, DocumentFormat, Finding } from '../documents/types.js'
+import type { DocumentFormat } from '../documents/types.js'
 import type {
   KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, VersionSource,
 } from './records.js'
@@ -107,17 +107,9 @@ export interface RegistryIndex {
    */
   mirroredVersions(): Iterable<BlobRef & { id: string }>
 
-  // Derived, cacheable facts about documents
-  getLintResult(rulesetChecksum: string, documentChecksum: string): Finding[] | undefined
-  putLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void>
+  // Derived facts about documents (lint findings and diffs are kept through the storage port: results)
   /** True once a version with this checksum was committed for a resource of this kind. */
   isKnownValid(kind: ResourceKind, checksum: string): boolean
-  /**
-   * The diff of two documents by their checksums. `method` names the comparison and its version
-   * (`openapi/1`): a result is a pure function of the method and the two documents.
-   */
-  getDiffResult(method: string, fromChecksum: string, toChecksum: string): DiffResult | undefined
-  putDiffResult(method: string, fromChecksum: string, toChecksum: string, result: DiffResult): Promise<void>
 
   // Tallies for /metrics, kept by every process that writes (the CLI too)
   /** Blobs created (positive) or removed (negative) by this process, and their bytes. */

@@ -2,7 +2,6 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { RegistryError, notFound } from '../errors.js'
-import type { DiffResult, Finding } from '../documents/types.js'
 import type { BlobRef, RegistryIndex, SlugMode, StorageTallies, VersionBuilder } from './interfaces.js'
 import { DATABASES, keys, type Scope } from './layout.js'
 import { MirrorStore } from './mirror-store.js'
@@ -378,22 +377,6 @@ export class LmdbIndex implements RegistryIndex {
   }
 
   // ---------------------------------------------------------------- derived facts
-
-  getLintResult(rulesetChecksum: string, documentChecksum: string): Finding[] | undefined {
-    return this.db.lintResults.get(keys.lintResult(rulesetChecksum, documentChecksum))
-  }
-
-  async putLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void> {
-    await this.db.lintResults.put(keys.lintResult(rulesetChecksum, documentChecksum), findings)
-  }
-
-  getDiffResult(method: string, fromChecksum: string, toChecksum: string): DiffResult | undefined {
-    return this.db.diffResults.get(keys.diffResult(method, fromChecksum, toChecksum))
-  }
-
-  async putDiffResult(method: string, fromChecksum: string, toChecksum: string, result: DiffResult): Promise<void> {
-    await this.db.diffResults.put(keys.diffResult(method, fromChecksum, toChecksum), result)
-  }
 
   isKnownValid(kind: ResourceKind, checksum: string): boolean {
     return this.db.validDocuments.get(keys.validDocument(kind, checksum)) === true

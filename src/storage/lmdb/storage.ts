@@ -14,6 +14,7 @@ import { LmdbResources } from './resources.js'
 import { CommittedAccess, type Key, type LmdbAccess } from './transaction-view.js'
 import { LmdbVersions } from './versions.js'
 import { LmdbWebhooks } from './webhooks.js'
+import { LmdbResults } from './results.js'
 
 export interface LmdbStorageOptions {
   /** Bytes of documents kept in memory by the blob store. */
@@ -107,6 +108,7 @@ export class LmdbStorage implements Storage {
       versions: new LmdbVersions(access, index),
       mirror: new LmdbMirrorJournal(access, this.environment, this.journal, journaled),
       webhooks: new LmdbWebhooks(access, this.environment.port, index),
+      results: new LmdbResults(access, index),
     }
   }
 }

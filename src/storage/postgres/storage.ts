@@ -15,6 +15,7 @@ import { PgResources } from './resources.js'
 import type { Sql } from './sql.js'
 import { PgVersions } from './versions.js'
 import { PgWebhooks } from './webhooks.js'
+import { PgResults } from './results.js'
 
 /** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
 const RETRIED = new Set(['40001', '40P01'])
@@ -96,6 +97,7 @@ export class PostgresStorage implements Storage {
       versions: new PgVersions(sql),
       mirror: new PgMirrorJournal(sql, journaled),
       webhooks: new PgWebhooks(sql),
+      results: new PgResults(sql),
     }
   }
 }

@@ -337,6 +337,28 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.same((await storage.read.webhooks.endpoints(beta.id)).map((e) => e.id), [theirs.id], "other organizations' are untouched")
   })
 
+  t.test('results: lint findings and diffs kept by the checksums they were computed from', async (t) => {
+    const storage = await open(t)
+    const [ruleset, document, other] = ['a', 'b', 'c'].map((c) => `sha256:${c.repeat(64)}`)
+    const findings = [{ code: 'info-contact', message: 'Info object must have "contact" object.', severity: 'warn', path: ['info'] }]
+    t.equal(await storage.read.results.lint(ruleset, document), undefined)
+    await storage.transaction((tx) => tx.results.putLint(ruleset, document, findings as never))
+    t.same(await storage.read.results.lint(ruleset, document), findings)
+    t.equal(await storage.read.results.lint(ruleset, other), undefined, 'another document')
+    await storage.transaction((tx) => tx.results.putLint(ruleset, other, []))
+    t.same(await storage.read.results.lint(ruleset, other), [], 'no finding is a result too')
+    // The same key again (two processes computed it at once): the same value, no conflict.
+    await Promise.all([1, 2].map(() => storage.transaction((tx) => tx.results.putLint(ruleset, document, findings as never))))
+    t.same(await storage.read.results.lint(ruleset, document), findings)
+
+    const diff = { entries: [], counts: { breaking: 0, 'non-breaking': 0, annotation: 0 } }
+    t.equal(await storage.read.results.diff('openapi/1', document, other), undefined)
+    await storage.transaction((tx) => tx.results.putDiff('openapi/1', document, other, diff as never))
+    t.same(await storage.read.results.diff('openapi/1', document, other), diff)
+    t.equal(await storage.read.results.diff('openapi/1', other, document), undefined, 'a diff has a direction')
+    t.equal(await storage.read.results.diff('openapi/2', document, other), undefined, 'and a method')
+  })
+
   t.test('blobs are content-addressed: stored once, read back byte for byte', async (t) => {
     const storage = await open(t)
     const text = '{"openapi":"3.1.0"}'
