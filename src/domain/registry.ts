@@ -35,7 +35,6 @@ import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../sync/pool.js'
 import { RepositorySync } from './repository-sync.js'
 import { OutboundPolicy } from './outbound.js'
 import { ForwardingLog } from './server-log.js'
-import { LmdbSessionStore } from '../store/session-store.js'
 import { Sessions } from './sessions.js'
 import { PublicIndex } from './public-index.js'
 import { ReferenceWorkers } from '../documents/reference-pool.js'
@@ -116,7 +115,7 @@ export class Registry {
     const journalHook = index as { onJournal?: () => void }
     storage.onCommit(({ journal }) => { if (journal) journalHook.onJournal?.() })
     this.organizations = new Organizations(storage)
-    this.sessions = new Sessions(LmdbSessionStore.of(index), this.organizations)
+    this.sessions = new Sessions(storage, this.organizations)
     this.changes = new Changes(storage, blobs, documents)
     this.changelog = new Changelog(storage, this.changes)
     const compatibility = new CompatibilityGate(storage, this.changes)

@@ -8,7 +8,7 @@
  * from `GET /v1/session` (a cross-site page can neither read that answer nor set the header).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import type { SessionStore } from '../store/session-store.js'
+import type { Storage } from '../storage/port.js'
 import { hashKey } from './keys.js'
 import { unauthorized, type Actor, type Organizations } from './organizations.js'
 
@@ -40,7 +40,7 @@ const expired = () => unauthorized('the console session has expired or was signe
 
 export class Sessions {
   constructor(
-    private readonly store: SessionStore,
+    private readonly storage: Storage,
     private readonly organizations: Organizations,
     private readonly ttlMs = SESSION_TTL_MS,
   ) {}
@@ -51,9 +51,10 @@ export class Sessions {
     const id = randomBytes(32).toString('base64url')
     const at = Date.now()
     const expiresAt = new Date(at + this.ttlMs).toISOString()
-    await this.store.removeExpired(new Date(at).toISOString(), SWEEP_LIMIT)
-    await this.store.put(hashKey(id), {
-      key_id: actor.keyId, organization_id: actor.organization.id, created_at: new Date(at).toISOString(), expires_at: expiresAt,
+    const session = { key_id: actor.keyId, organization_id: actor.organization.id, created_at: new Date(at).toISOString(), expires_at: expiresAt }
+    await this.storage.transaction(async (tx) => {
+      for (const hash of await tx.sessions.expired(session.created_at, SWEEP_LIMIT)) await tx.sessions.remove(hash)
+      await tx.sessions.put(hashKey(id), session)
     })
     return { id, csrfToken: csrfTokenOf(id), actor: { ...actor, session: { id, expiresAt } } }
   }
@@ -61,7 +62,7 @@ export class Sessions {
   /** The actor of a session cookie's value: 401 when unknown, expired, or its key was revoked. */
   async authenticate(id: string): Promise<Actor> {
     if (!SESSION_ID.test(id)) throw expired()
-    const session = await this.store.get(hashKey(id))
+    const session = await this.storage.read.sessions.get(hashKey(id))
     if (!session || session.expires_at <= new Date().toISOString()) throw expired()
     const actor = await this.organizations.actorOfKey(session.key_id)
     if (actor.organization.id !== session.organization_id) throw expired()
@@ -70,6 +71,6 @@ export class Sessions {
 
   /** Signs out: the session is gone for every tab and device that held it. */
   async close(id: string): Promise<void> {
-    if (SESSION_ID.test(id)) await this.store.remove(hashKey(id))
+    if (SESSION_ID.test(id)) await this.storage.transaction((tx) => tx.sessions.remove(hashKey(id)))
   }
 }

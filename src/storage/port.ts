@@ -5,7 +5,7 @@
  */
 import type {
   BlobStore, DiffResult, Finding, JournalChange, JournalEntry, KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind,
-  ResourceRecord, VersionRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord,
+  ResourceRecord, SessionRecord, VersionRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord,
 } from './records.js'
 
 export interface Storage {
@@ -35,6 +35,7 @@ export interface Stores extends ReadStores {
   readonly mirror: MirrorJournalStore
   readonly webhooks: WebhookStore
   readonly results: ResultStore
+  readonly sessions: SessionStore
 }
 
 export interface ReadStores {
@@ -45,6 +46,7 @@ export interface ReadStores {
   readonly mirror: MirrorJournalReader
   readonly webhooks: WebhookReader
   readonly results: ResultReader
+  readonly sessions: SessionReader
 }
 
 // ---------------------------------------------------------------- organizations and keys
@@ -175,4 +177,20 @@ export interface ResultReader {
 export interface ResultStore extends ResultReader {
   putLint(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void>
   putDiff(method: string, fromChecksum: string, toChecksum: string, result: DiffResult): Promise<void>
+}
+
+// ---------------------------------------------------------------- console sessions
+
+/** Sessions by the SHA-256 hex of their id (the id itself is only in the browser's cookie). */
+export interface SessionReader {
+  get(hash: string): Promise<SessionRecord | undefined>
+  /** The hashes of up to `limit` sessions that expired at or before `at`, oldest expiry first. */
+  expired(at: string, limit: number): Promise<string[]>
+}
+
+export interface SessionStore extends SessionReader {
+  /** Inserts or replaces a session. */
+  put(hash: string, session: SessionRecord): Promise<void>
+  /** False when there was no such session. */
+  remove(hash: string): Promise<boolean>
 }

@@ -80,3 +80,14 @@ export interface WebhookDeliveryRecord {
   created_at: string
   updated_at: string
 }
+
+// ---------------------------------------------------------------- console sessions (issue 17)
+
+/** A console sign-in session, stored by the SHA-256 hex of its id. */
+export interface SessionRecord {
+  /** The key the session was opened with: its role, organization and revocation apply. */
+  key_id: string
+  organization_id: string
+  created_at: string
+  expires_at: string
+}

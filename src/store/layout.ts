@@ -192,7 +192,7 @@ export const repositoryKeys = {
 
 // ---------------------------------------------------------------- console sessions (issue 17)
 
-/** Named databases of console sign-in sessions (`src/store/session-store.ts`). */
+/** Named databases of console sign-in sessions (the storage port's LMDB adapter, `src/storage/lmdb/sessions.ts`). */
 export const SESSION_DATABASES = {
   /** SHA-256 hex of a session id → SessionRecord (the id itself lives only in the browser's cookie) */
   sessions: 'sessions',

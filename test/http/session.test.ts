@@ -5,7 +5,6 @@
  */
 import t from 'tap'
 import { hashKey } from '../../src/domain/keys.js'
-import { LmdbSessionStore } from '../../src/store/session-store.js'
 import { json, petstore, startTestServer, type TestServer } from '../helpers.js'
 
 const COOKIE = /^registry_session=([A-Za-z0-9_-]{43}); Path=\/v1; Max-Age=43200; HttpOnly; SameSite=Strict$/
@@ -51,9 +50,9 @@ t.test('a key is exchanged for an HttpOnly, SameSite=Strict session cookie; Bear
   t.match(json(bearer).data, { key: { role: 'admin' }, csrf_token: null, expires_at: null }, 'GET /v1/session answers a Bearer key too')
   t.equal((await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'Bearer needs no CSRF header' } })).statusCode, 201)
 
-  const stored = await LmdbSessionStore.of(s.registry.index).get(hashKey(id!))
+  const stored = await s.registry.storage.read.sessions.get(hashKey(id!))
   t.ok(stored, 'the session is stored under the hash of its id')
-  t.equal(await LmdbSessionStore.of(s.registry.index).get(id!), undefined, 'never under the id itself')
+  t.equal(await s.registry.storage.read.sessions.get(id!), undefined, 'never under the id itself')
 })
 
 t.test('changes made with a session need its CSRF token in X-Registry-CSRF', async (t) => {
@@ -105,17 +104,17 @@ t.test('sign-out ends the session everywhere; expiry and a revoked key end it to
   t.equal(out.statusCode, 204)
   t.match(String(out.headers['set-cookie']), /^registry_session=; Path=\/v1; Max-Age=0; HttpOnly; SameSite=Strict$/, 'the cookie is cleared')
   t.equal((await withSession(s, cookie)('GET', '/v1/apis')).statusCode, 401, 'the old cookie no longer works')
-  t.equal(await LmdbSessionStore.of(s.registry.index).get(hashKey(id!)), undefined, 'nothing of it is stored')
+  t.equal(await s.registry.storage.read.sessions.get(hashKey(id!)), undefined, 'nothing of it is stored')
 
   const expiring = await signIn(s)
-  const store = LmdbSessionStore.of(s.registry.index)
-  const record = (await store.get(hashKey(expiring.id!)))!
-  await store.put(hashKey(expiring.id!), { ...record, expires_at: new Date(Date.now() - 1000).toISOString() })
+  const { storage } = s.registry
+  const record = (await storage.read.sessions.get(hashKey(expiring.id!)))!
+  await storage.transaction((tx) => tx.sessions.put(hashKey(expiring.id!), { ...record, expires_at: new Date(Date.now() - 1000).toISOString() }))
   const expired = await withSession(s, expiring.cookie)('GET', '/v1/apis')
   t.equal(expired.statusCode, 401, 'an expired session is refused')
   t.match(json(expired).detail, 'sign in again')
   await signIn(s)
-  t.equal(await store.get(hashKey(expiring.id!)), undefined, 'the next sign-in sweeps expired sessions away')
+  t.equal(await storage.read.sessions.get(hashKey(expiring.id!)), undefined, 'the next sign-in sweeps expired sessions away')
 
   const reader = await createKey(s, 'read')
   const readerSession = await signIn(s, reader.api_key)

@@ -5,12 +5,13 @@
 import { join } from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { open, type Database, type RootDatabase } from 'lmdb'
-import { DATABASES, MIRROR_DATABASES } from '../../store/layout.js'
+import { DATABASES, MIRROR_DATABASES, SESSION_DATABASES } from '../../store/layout.js'
 import { INDEX_FILE } from '../../store/lmdb-index.js'
 import type { Key } from './transaction-view.js'
 
 export type IndexDatabases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key> }
 export type MirrorDatabases = { -readonly [name in keyof typeof MIRROR_DATABASES]: Database<any, Key> }
+export type SessionDatabases = { -readonly [name in keyof typeof SESSION_DATABASES]: Database<any, Key> }
 
 /**
  * Databases of features that started on the port (their layout is the adapter's own): each feature
@@ -34,6 +35,7 @@ export interface LmdbEnvironment {
   index: IndexDatabases
   mirror: MirrorDatabases
   port: PortDatabases
+  sessions: SessionDatabases
 }
 
 /** Opens `<storage>/index/registry.mdb`, the environment today's index opens. */
@@ -51,5 +53,5 @@ export function environmentOn(root: RootDatabase<any, Key>): LmdbEnvironment {
     for (const field of Object.keys(names) as (keyof T)[]) opened[field] = root.openDB<any, Key>({ name: names[field], cache: false })
     return opened
   }
-  return { root, index: named(DATABASES), mirror: named(MIRROR_DATABASES), port: named(PORT_DATABASES) }
+  return { root, index: named(DATABASES), mirror: named(MIRROR_DATABASES), port: named(PORT_DATABASES), sessions: named(SESSION_DATABASES) }
 }

@@ -15,6 +15,7 @@ import { CommittedAccess, type Key, type LmdbAccess } from './transaction-view.j
 import { LmdbVersions } from './versions.js'
 import { LmdbWebhooks } from './webhooks.js'
 import { LmdbResults } from './results.js'
+import { LmdbSessions } from './sessions.js'
 
 export interface LmdbStorageOptions {
   /** Bytes of documents kept in memory by the blob store. */
@@ -109,6 +110,7 @@ export class LmdbStorage implements Storage {
       mirror: new LmdbMirrorJournal(access, this.environment, this.journal, journaled),
       webhooks: new LmdbWebhooks(access, this.environment.port, index),
       results: new LmdbResults(access, index),
+      sessions: new LmdbSessions(access, this.environment.sessions),
     }
   }
 }

@@ -16,6 +16,7 @@ import type { Sql } from './sql.js'
 import { PgVersions } from './versions.js'
 import { PgWebhooks } from './webhooks.js'
 import { PgResults } from './results.js'
+import { PgSessions } from './sessions.js'
 
 /** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
 const RETRIED = new Set(['40001', '40P01'])
@@ -98,6 +99,7 @@ export class PostgresStorage implements Storage {
       mirror: new PgMirrorJournal(sql, journaled),
       webhooks: new PgWebhooks(sql),
       results: new PgResults(sql),
+      sessions: new PgSessions(sql),
     }
   }
 }

@@ -359,6 +359,29 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.equal(await storage.read.results.diff('openapi/2', document, other), undefined, 'and a method')
   })
 
+  t.test('sessions: by hash, replaced in place, expired ones listed oldest first', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const session = (expiresAt: string) => ({ key_id: newId(), organization_id: acme.id, created_at: now(), expires_at: expiresAt })
+    const [a, b, c] = ['a', 'b', 'c'].map((x) => x.repeat(64))
+    await storage.transaction(async (tx) => {
+      await tx.sessions.put(a, session('2026-01-01T00:00:02.000Z'))
+      await tx.sessions.put(b, session('2026-01-01T00:00:01.000Z'))
+      await tx.sessions.put(c, session('2026-01-03T00:00:00.000Z'))
+    })
+    t.match(await storage.read.sessions.get(a), { expires_at: '2026-01-01T00:00:02.000Z' })
+    t.same(await storage.read.sessions.expired('2026-01-02T00:00:00.000Z', 10), [b, a], 'expired at or before, oldest first')
+    t.same(await storage.read.sessions.expired('2026-01-01T00:00:01.000Z', 10), [b], 'at the time itself')
+    t.same(await storage.read.sessions.expired('2026-01-02T00:00:00.000Z', 1), [b], 'at most limit')
+    // Extended: listed by its new expiry only.
+    await storage.transaction((tx) => tx.sessions.put(b, session('2026-01-05T00:00:00.000Z')))
+    t.same(await storage.read.sessions.expired('2026-01-02T00:00:00.000Z', 10), [a])
+    t.equal(await storage.transaction((tx) => tx.sessions.remove(a)), true)
+    t.equal(await storage.transaction((tx) => tx.sessions.remove(a)), false, 'already gone')
+    t.equal(await storage.read.sessions.get(a), undefined)
+    t.same(await storage.read.sessions.expired('2026-02-01T00:00:00.000Z', 10), [c, b])
+  })
+
   t.test('blobs are content-addressed: stored once, read back byte for byte', async (t) => {
     const storage = await open(t)
     const text = '{"openapi":"3.1.0"}'
