@@ -20,23 +20,24 @@ const COUNT_ONLY = { offset: Number.MAX_SAFE_INTEGER, limit: 1 }
 /** How far back the failed builds are looked for: the newest builds of the organization. */
 const BUILDS_LOOKED_AT = 100
 
-export function organizationOverview(registry: Registry, actor: Actor, limit = 10): OrganizationOverview {
+export async function organizationOverview(registry: Registry, actor: Actor, limit = 10): Promise<OrganizationOverview> {
   const org = actor.organization.id
-  const count = (kind: ResourceKind) => registry.index.listResources(org, kind, COUNT_ONLY).total
-  const recentVersions = registry.index.recentVersions(org, limit).flatMap((version) => {
-    const resource = registry.index.getResource(version.resource_id)
-    return resource ? [{ resource, version }] : []
-  })
-  const failedSyncs = registry.repositorySync.failedSyncs(actor).slice(0, limit).flatMap((connection) => {
-    const api = registry.index.getResource(connection.api_id)
-    return api ? [{ api, connection }] : []
-  })
+  const { resources, versions } = registry.storage.read
+  const count = async (kind: ResourceKind) => (await resources.list(org, kind, COUNT_ONLY)).total
+  const withResource = async <T>(id: string, make: (resource: ResourceRecord) => T): Promise<T[]> => {
+    const resource = await resources.get(id)
+    return resource ? [make(resource)] : []
+  }
+  const recentVersions = (await Promise.all((await versions.recent(org, limit))
+    .map((version) => withResource(version.resource_id, (resource) => ({ resource, version }))))).flat()
+  const failedSyncs = (await Promise.all(registry.repositorySync.failedSyncs(actor).slice(0, limit)
+    .map((connection) => withResource(connection.api_id, (api) => ({ api, connection }))))).flat()
   const builds = registry.sdks.listBuilds(actor, { offset: 0, limit: BUILDS_LOOKED_AT })
   return {
     counts: {
-      apis: count('api'),
-      schemas: count('schema'),
-      rulesets: count('ruleset'),
+      apis: await count('api'),
+      schemas: await count('schema'),
+      rulesets: await count('ruleset'),
       sites: registry.sites.list(actor, COUNT_ONLY).total,
       sdks: registry.sdks.list(actor, COUNT_ONLY).total,
       builds: builds.total,

@@ -3,7 +3,7 @@
  * browser (`/` and `/@{org}`, docs/api.md "Browsers"). Public resources and public sites only, whatever
  * key the request carries: it is the index a visitor sees.
  */
-import type { RegistryIndex } from '../store/interfaces.js'
+import type { Storage } from '../storage/port.js'
 import type { OrganizationRecord, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { SiteRecord } from '../store/site-store.js'
 import type { PublicRegistry } from './public-registry.js'
@@ -48,14 +48,14 @@ export const INDEX_LIMIT = 100
 const KINDS: [ResourceKind, 'apis' | 'schemas' | 'rulesets'][] = [['api', 'apis'], ['schema', 'schemas'], ['ruleset', 'rulesets']]
 
 export class PublicIndex {
-  constructor(private readonly index: RegistryIndex, private readonly sites: Sites, private readonly registry: PublicRegistry) {}
+  constructor(private readonly storage: Storage, private readonly sites: Sites, private readonly registry: PublicRegistry) {}
 
   /** Organizations with anything public, by slug (the first INDEX_LIMIT of them). */
-  organizations(): PublicOrganization[] {
+  async organizations(): Promise<PublicOrganization[]> {
     const shown: PublicOrganization[] = []
-    const all = [...this.index.listOrganizations()].sort((a, b) => (a.slug < b.slug ? -1 : 1))
+    const all = [...await this.storage.read.organizations.list()].sort((a, b) => (a.slug < b.slug ? -1 : 1))
     for (const organization of all) {
-      const counts = this.counts(organization)
+      const counts = await this.counts(organization)
       if (counts.apis + counts.schemas + counts.rulesets + counts.sites === 0) continue
       shown.push({ organization, counts })
       if (shown.length >= INDEX_LIMIT) break
@@ -64,25 +64,31 @@ export class PublicIndex {
   }
 
   /** An organization's public APIs, schemas and rulesets (the first INDEX_LIMIT of each, by name) and public sites. */
-  organization(slug: string): OrganizationIndex {
-    const organization = this.registry.organization(slug)
+  async organization(slug: string): Promise<OrganizationIndex> {
+    const organization = await this.registry.organization(slug)
     const sites = this.sites.publicSites(organization.id)
-    const listed = Object.fromEntries(KINDS.map(([kind, plural]) => [plural, this.index
-      .listResources(organization.id, kind, { offset: 0, limit: INDEX_LIMIT }, true).items
-      .map((resource) => ({ resource, current: this.index.getCurrentVersion(resource.id) }))])) as Record<'apis' | 'schemas' | 'rulesets', PublicResource[]>
-    return { organization, counts: this.counts(organization, sites.length), ...listed, sites: sites.slice(0, INDEX_LIMIT) }
+    const listed = {} as Record<'apis' | 'schemas' | 'rulesets', PublicResource[]>
+    for (const [kind, plural] of KINDS) {
+      const { items } = await this.storage.read.resources.list(organization.id, kind, { offset: 0, limit: INDEX_LIMIT }, true)
+      listed[plural] = await this.withCurrent(items)
+    }
+    return { organization, counts: await this.counts(organization, sites.length), ...listed, sites: sites.slice(0, INDEX_LIMIT) }
   }
 
   /** One page of the organization's public APIs, schemas and rulesets that match `q`, best first. */
   async search(slug: string, q: string, page: PageRequest): Promise<OrganizationSearch> {
-    const organization = this.registry.organization(slug)
+    const organization = await this.registry.organization(slug)
     const found = await this.registry.search(slug, { q }, page)
-    const hits = found.items.map(({ resource }) => ({ resource, current: this.index.getCurrentVersion(resource.id) }))
+    const hits = await this.withCurrent(found.items.map(({ resource }) => resource))
     return { organization, q, hits, total: found.total, page }
   }
 
-  private counts(organization: OrganizationRecord, sites = this.sites.publicSites(organization.id).length): PublicCounts {
-    const total = (kind: ResourceKind) => this.index.listResources(organization.id, kind, { offset: 0, limit: 1 }, true).total
-    return { apis: total('api'), schemas: total('schema'), rulesets: total('ruleset'), sites }
+  private async counts(organization: OrganizationRecord, sites = this.sites.publicSites(organization.id).length): Promise<PublicCounts> {
+    const total = async (kind: ResourceKind) => (await this.storage.read.resources.list(organization.id, kind, { offset: 0, limit: 1 }, true)).total
+    return { apis: await total('api'), schemas: await total('schema'), rulesets: await total('ruleset'), sites }
+  }
+
+  private withCurrent(resources: ResourceRecord[]): Promise<PublicResource[]> {
+    return Promise.all(resources.map(async (resource) => ({ resource, current: await this.storage.read.versions.current(resource.id) })))
   }
 }

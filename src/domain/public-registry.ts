@@ -1,5 +1,5 @@
 import { notFound } from '../errors.js'
-import type { RegistryIndex } from '../store/interfaces.js'
+import type { Storage } from '../storage/port.js'
 import type { OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord } from '../store/records.js'
 import type { Actor } from './organizations.js'
 import type { Search, SearchHit, SearchQuery } from './search.js'
@@ -9,29 +9,29 @@ import type { Search, SearchHit, SearchQuery } from './search.js'
  * the same organization also sees its private ones; anything else answers the same 404.
  */
 export class PublicRegistry {
-  constructor(private readonly index: RegistryIndex, private readonly searchIndex: Search) {}
+  constructor(private readonly storage: Storage, private readonly searchIndex: Search) {}
 
-  organization(slug: string): OrganizationRecord {
-    const org = this.index.getOrganizationBySlug(slug)
+  async organization(slug: string): Promise<OrganizationRecord> {
+    const org = await this.storage.read.organizations.bySlug(slug)
     if (!org) throw notFound('organization')
     return org
   }
 
-  list(orgSlug: string, kind: ResourceKind, page: PageRequest, actor?: Actor): Page<ResourceRecord> {
-    const org = this.organization(orgSlug)
-    return this.index.listResources(org.id, kind, page, !this.isMember(org, actor))
+  async list(orgSlug: string, kind: ResourceKind, page: PageRequest, actor?: Actor): Promise<Page<ResourceRecord>> {
+    const org = await this.organization(orgSlug)
+    return this.storage.read.resources.list(org.id, kind, page, !this.isMember(org, actor))
   }
 
-  get(orgSlug: string, kind: ResourceKind, slug: string, actor?: Actor): ResourceRecord {
-    const org = this.organization(orgSlug)
-    const resource = this.index.getResourceBySlug(org.id, kind, slug)
+  async get(orgSlug: string, kind: ResourceKind, slug: string, actor?: Actor): Promise<ResourceRecord> {
+    const org = await this.organization(orgSlug)
+    const resource = await this.storage.read.resources.bySlug(org.id, kind, slug)
     if (!resource || (resource.visibility !== 'public' && !this.isMember(org, actor))) throw notFound(kind)
     return resource
   }
 
   /** The organization's search (issue 17, item 11) over what this caller may read here. */
-  search(orgSlug: string, query: Omit<SearchQuery, 'publicOnly'>, page: PageRequest, actor?: Actor): Promise<Page<SearchHit>> {
-    const org = this.organization(orgSlug)
+  async search(orgSlug: string, query: Omit<SearchQuery, 'publicOnly'>, page: PageRequest, actor?: Actor): Promise<Page<SearchHit>> {
+    const org = await this.organization(orgSlug)
     return this.searchIndex.search(org.id, { ...query, publicOnly: !this.isMember(org, actor) }, page)
   }
 

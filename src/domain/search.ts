@@ -9,7 +9,8 @@
  */
 import MiniSearch, { type SearchResult } from 'minisearch'
 import type { SearchTerms } from '../documents/search-terms.js'
-import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { BlobStore } from '../store/interfaces.js'
+import type { Storage } from '../storage/port.js'
 import type { Page, PageRequest, ResourceKind, ResourceRecord } from '../store/records.js'
 import type { SearchStore } from '../store/search-store.js'
 import type { DocumentProcessor } from './documents.js'
@@ -69,7 +70,7 @@ export class Search {
   readonly #organizations = new Map<string, Promise<OrganizationSearch>>()
 
   constructor(
-    private readonly index: RegistryIndex,
+    private readonly storage: Storage,
     private readonly store: SearchStore,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
@@ -86,12 +87,12 @@ export class Search {
     })
     organization.queue = run.catch(() => undefined)
     const results = await run
-    const items = results.slice(page.offset, page.offset + page.limit).flatMap((result) => this.hit(result))
+    const items = (await Promise.all(results.slice(page.offset, page.offset + page.limit).map((result) => this.hit(result)))).flat()
     return { items, total: results.length }
   }
 
-  private hit(result: SearchResult): SearchHit[] {
-    const resource = this.index.getResource(result.id as string)
+  private async hit(result: SearchResult): Promise<SearchHit[]> {
+    const resource = await this.storage.read.resources.get(result.id as string)
     if (!resource) return []
     const matched = new Set(Object.values(result.match).flat().map((field) => FIELD_LABELS[field] ?? field))
     return [{ resource, score: result.score, matched: [...matched] }]
@@ -124,7 +125,7 @@ export class Search {
       },
     })
     for (const kind of KINDS) {
-      const resources = this.index.listResources(organizationId, kind, ALL).items
+      const resources = (await this.storage.read.resources.list(organizationId, kind, ALL)).items
       // Documents not read before go to the workers a batch at a time, not one after the other.
       for (let start = 0; start < resources.length; start += BUILD_BATCH) {
         engine.addAll(await Promise.all(resources.slice(start, start + BUILD_BATCH).map((resource) => this.entry(resource))))
@@ -141,7 +142,7 @@ export class Search {
       organization.seq = change.seq
     }
     for (const id of touched) {
-      const resource = this.index.getResource(id)
+      const resource = await this.storage.read.resources.get(id)
       if (organization.engine.has(id)) organization.engine.discard(id)
       if (resource) organization.engine.add(await this.entry(resource))
     }
@@ -164,7 +165,7 @@ export class Search {
 
   /** What the resource's current document holds: kept by checksum, read in a worker the first time. */
   private async termsOf(resource: ResourceRecord): Promise<SearchTerms> {
-    const version = this.index.getCurrentVersion(resource.id)
+    const version = await this.storage.read.versions.current(resource.id)
     if (!version) return NO_TERMS
     const kept = this.store.getTerms(version.checksum)
     if (kept) return kept

@@ -1,6 +1,6 @@
-/** The objects clients see (CONTRACT §3), built from index records. */
+/** The objects clients see (CONTRACT §3), built from stored records. */
 import { roleOf } from './organizations.js'
-import type { RegistryIndex } from '../store/interfaces.js'
+import type { ReadStores } from '../storage/port.js'
 import type {
   BlockingSeverity, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord,
 } from '../store/records.js'
@@ -33,8 +33,8 @@ export function versionView(version: VersionRecord): Record<string, unknown> {
 }
 
 /** The threshold that applies to an API: its own, else its ruleset's default, else `off`. */
-export function effectiveSeverity(index: RegistryIndex, api: ResourceRecord): BlockingSeverity {
-  return severityOf(api, api.ruleset_id ? index.getResource(api.ruleset_id) : undefined)
+export async function effectiveSeverity(stores: ReadStores, api: ResourceRecord): Promise<BlockingSeverity> {
+  return severityOf(api, api.ruleset_id ? await stores.resources.get(api.ruleset_id) : undefined)
 }
 
 /** `effectiveSeverity` with the API's ruleset already read (undefined: none, or gone). */
@@ -66,10 +66,11 @@ export function settableFields(resource: ResourceRecord): Record<string, unknown
   return fields
 }
 
-export function resourceView(index: RegistryIndex, resource: ResourceRecord): Record<string, unknown> {
-  const current = index.getCurrentVersion(resource.id)
+/** A resource as clients see it: its settings, the threshold that applies, and its current version. */
+export async function resourceView(stores: ReadStores, resource: ResourceRecord): Promise<Record<string, unknown>> {
+  const current = await stores.versions.current(resource.id)
   const view: Record<string, unknown> = { id: resource.id, organization_id: resource.organization_id, ...settableFields(resource) }
-  if (resource.kind === 'api') view.effective_blocking_severity = effectiveSeverity(index, resource)
+  if (resource.kind === 'api') view.effective_blocking_severity = await effectiveSeverity(stores, resource)
   view.current = current ? versionView(current) : null
   view.created_at = resource.created_at
   view.updated_at = resource.updated_at

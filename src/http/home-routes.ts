@@ -84,7 +84,7 @@ export function registerHomeRoutes(app: FastifyInstance, registry: Registry, opt
     },
   }, async (request, reply) => {
     const links = onPublicHost(request) ? undefined : LINKS
-    const organizations = registry.publicIndex.organizations().map((entry) => ({ entry, href: organizationUrl(request, entry.organization.slug) }))
+    const organizations = (await registry.publicIndex.organizations()).map((entry) => ({ entry, href: organizationUrl(request, entry.organization.slug) }))
     if (prefersHtml(request.headers.accept)) return page(reply, 200, homePage(service, links, organizations))
     return reply.header('vary', 'Accept').send({
       data: {
@@ -104,7 +104,7 @@ export function registerHomeRoutes(app: FastifyInstance, registry: Registry, opt
     const words = q?.trim()
     try {
       if (html && words) return page(reply, 200, organizationSearchPage(service, await registry.publicIndex.search(org, words, toPageRequest(number, SEARCH_PAGE))))
-      const index = registry.publicIndex.organization(org)
+      const index = await registry.publicIndex.organization(org)
       if (html) return page(reply, 200, organizationPage(service, index))
       return reply.header('vary', 'Accept').send({ data: organizationJson(index) })
     } catch (error) {

@@ -35,7 +35,7 @@ export function registerOverviewRoutes(app: FastifyInstance, registry: Registry)
       response: { 200: Data(Overview), 401: Problem },
     },
   }, async (request) => {
-    const overview = organizationOverview(registry, actorOf(request))
+    const overview = await organizationOverview(registry, actorOf(request))
     return {
       data: {
         counts: overview.counts,

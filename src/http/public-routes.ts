@@ -44,7 +44,7 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
   }, async (request) => {
     const { q, kind, page, limit } = request.query as { q: string; kind?: ResourceKind; page?: number; limit?: number }
     const { org } = request.params as { org: string }
-    return searchAnswer(registry.index, await pub.search(org, { q, kind }, toPageRequest(page, limit), request.actor ?? undefined))
+    return searchAnswer(registry.storage.read, await pub.search(org, { q, kind }, toPageRequest(page, limit), request.actor ?? undefined))
   })
 
   for (const k of KINDS) {
@@ -62,18 +62,18 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
     }, async (request) => {
       const { page, limit } = request.query as { page?: number; limit?: number }
       const { org } = request.params as { org: string }
-      const result = pub.list(org, k.kind, toPageRequest(page, limit), request.actor ?? undefined)
-      return { data: result.items.map((r) => resourceView(registry.index, r)), total: result.total }
+      const result = await pub.list(org, k.kind, toPageRequest(page, limit), request.actor ?? undefined)
+      return { data: await Promise.all(result.items.map((r) => resourceView(registry.storage.read, r))), total: result.total }
     })
 
     app.get(item, {
       schema: { tags, summary: `A public ${k.kind}`, params: ItemParams, response: { 200: Data(k.object), 404: Problem } },
-    }, async (request) => ({ data: resourceView(registry.index, resourceOf(request)) }))
+    }, async (request) => ({ data: await resourceView(registry.storage.read, await resourceOf(request)) }))
 
     app.get(`${item}/latest`, {
       schema: { tags, summary: 'The current document, with ETag', params: ItemParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem } },
     }, async (request, reply) => {
-      const resource = resourceOf(request)
+      const resource = await resourceOf(request)
       return sendDocument(request, reply, registry.versions, await registry.versions.current(resource), readerOf(request, resource))
     })
 
@@ -81,7 +81,7 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
       schema: { tags, summary: 'Versions, newest first', params: ItemParams, querystring: PageQuery, response: { 200: List(k.version), 400: Problem, 404: Problem } },
     }, async (request) => {
       const { page, limit } = request.query as { page?: number; limit?: number }
-      const result = await registry.versions.list(resourceOf(request), toPageRequest(page, limit))
+      const result = await registry.versions.list(await resourceOf(request), toPageRequest(page, limit))
       return { data: result.items.map(versionView), total: result.total }
     })
 
@@ -90,14 +90,14 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
         schema: { tags, summary: 'The changelog: versions newest first, with what changed from the one before', params: ItemParams, querystring: PageQuery, response: { 200: List(ChangelogEntry(k.version)), 400: Problem, 404: Problem } },
       }, async (request) => {
         const { page, limit } = request.query as { page?: number; limit?: number }
-        const result = await registry.changelog.page(resourceOf(request), toPageRequest(page, limit))
+        const result = await registry.changelog.page(await resourceOf(request), toPageRequest(page, limit))
         return { data: result.items.map(changelogEntryView), total: result.total }
       })
 
       app.get(`${item}/changelog.atom`, {
         schema: { tags, summary: 'The changelog as an Atom feed (the 20 latest versions)', params: ItemParams, response: { 200: Type.String(), 404: Problem } },
       }, async (request, reply) => {
-        const resource = resourceOf(request)
+        const resource = await resourceOf(request)
         const { items } = await registry.changelog.page(resource, toPageRequest(1, FEED_ENTRIES))
         const { org } = request.params as { org: string }
         const base = `${request.protocol}://${request.host}/@${encodeURIComponent(org)}/${k.plural}/${encodeURIComponent(resource.slug)}`
@@ -121,7 +121,7 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
         response: { 200: Type.Unknown(), 304: Type.Null(), 400: Problem, 404: Problem },
       },
     }, async (request, reply) => {
-      const resource = resourceOf(request)
+      const resource = await resourceOf(request)
       const version = await registry.versions.byNumber(resource, (request.params as { number: number }).number)
       return sendDocument(request, reply, registry.versions, version, readerOf(request, resource))
     })

@@ -1,12 +1,12 @@
-import type { RegistryIndex } from '../store/interfaces.js'
+import type { ReadStores } from '../storage/port.js'
 import type { ResourceRecord } from '../store/records.js'
 import { resourceView } from '../domain/views.js'
 
 /**
  * `{ "data": <resource view> }` as JSON text, sent as is (no response schema serialization). It is built
  * on every request: the records it is made of may have been changed by another process (the CLI), and
- * the index no longer caches them (see lmdb-index.ts).
+ * nothing caches them.
  */
-export function resourceJson(index: RegistryIndex, resource: ResourceRecord): string {
-  return JSON.stringify({ data: resourceView(index, resource) })
+export async function resourceJson(stores: ReadStores, resource: ResourceRecord): Promise<string> {
+  return JSON.stringify({ data: await resourceView(stores, resource) })
 }

@@ -102,7 +102,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   }, async (request) => {
     const { page, limit, q, sort } = request.query as { page?: number; limit?: number; q?: string; sort?: string }
     const result = await registry.resources.list(actorOf(request), kind, toPageRequest(page, limit), { nameContains: q?.trim() || undefined, descending: sort === '-name' })
-    return { data: result.items.map((r) => resourceView(registry.index, r)), total: result.total }
+    return { data: await Promise.all(result.items.map((r) => resourceView(registry.storage.read, r))), total: result.total }
   })
 
   app.post(collection, {
@@ -112,20 +112,20 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     schema: { tags, security, summary: `Create ${kind === 'api' ? 'an API' : `a ${kind}`}`, body: k.create, response: { 201: Data(k.object), ...errors(400, 401, 409, 413, 422) } },
   }, async (request, reply) => {
     const { resource } = await registry.resources.create(actorOf(request), kind, request.body as CreateInput)
-    return reply.status(201).send({ data: resourceView(registry.index, resource) })
+    return reply.status(201).send({ data: await resourceView(registry.storage.read, resource) })
   })
 
   app.get(item, {
     schema: { tags, security, summary: `Get ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, response: { 200: Data(k.object), ...errors(400, 401, 404) } },
   }, async (request, reply) =>
-    reply.type('application/json; charset=utf-8').send(resourceJson(registry.index, (await resourceOf(request)))))
+    reply.type('application/json; charset=utf-8').send(await resourceJson(registry.storage.read, (await resourceOf(request)))))
 
   app.patch(item, {
     schema: { tags, security, summary: `Update ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, body: k.update, response: { 200: Data(k.object), ...errors(400, 401, 404, 409, 422) } },
   }, async (request) => {
     const resource = await resourceOf(request)
     const updated = await registry.resources.update(actorOf(request), kind, resource.id, request.body as UpdateInput)
-    return { data: resourceView(registry.index, updated) }
+    return { data: await resourceView(registry.storage.read, updated) }
   })
 
   app.delete(item, {

@@ -5,7 +5,7 @@ import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import { resourceView } from '../domain/views.js'
 import type { SearchHit as Hit } from '../domain/search.js'
-import type { RegistryIndex } from '../store/interfaces.js'
+import type { ReadStores } from '../storage/port.js'
 import type { Page, ResourceKind } from '../store/records.js'
 import { actorOf } from './auth.js'
 import { Api, PageQuery, Problem, Ruleset, Schema } from './schemas.js'
@@ -24,9 +24,11 @@ const SearchHit = Type.Object({
 })
 
 /** A page of hits as the search routes answer it. */
-export function searchAnswer(index: RegistryIndex, found: Page<Hit>) {
+export async function searchAnswer(stores: ReadStores, found: Page<Hit>) {
   return {
-    data: found.items.map((hit) => ({ kind: hit.resource.kind, score: hit.score, matched: hit.matched, resource: resourceView(index, hit.resource) })),
+    data: await Promise.all(found.items.map(async (hit) => ({
+      kind: hit.resource.kind, score: hit.score, matched: hit.matched, resource: await resourceView(stores, hit.resource),
+    }))),
     total: found.total,
   }
 }
@@ -44,6 +46,6 @@ export function registerSearchRoutes(app: FastifyInstance, registry: Registry): 
   }, async (request) => {
     const { q, kind, page, limit } = request.query as { q: string; kind?: ResourceKind; page?: number; limit?: number }
     const found = await registry.search.search(actorOf(request).organization.id, { q, kind }, toPageRequest(page, limit))
-    return searchAnswer(registry.index, found)
+    return searchAnswer(registry.storage.read, found)
   })
 }

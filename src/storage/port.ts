@@ -110,6 +110,8 @@ export interface VersionReader {
   list(resourceId: string, page: PageRequest): Promise<Page<VersionRecord>>
   /** True once a version with this checksum was committed for a resource of this kind (kept after deletes). */
   isKnownValid(kind: ResourceKind, checksum: string): Promise<boolean>
+  /** The organization's latest versions across its resources, newest first, at most `limit` (deleted resources' left out). */
+  recent(organizationId: string, limit: number): Promise<VersionRecord[]>
 }
 
 export interface VersionStore extends VersionReader {

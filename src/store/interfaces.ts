@@ -97,8 +97,6 @@ export interface RegistryIndex {
   listVersions(resourceId: string, page: PageRequest): Page<VersionRecord>
   /** Appends a version and makes it current, atomically; the builder sees the latest state. */
   appendVersion(resourceId: string, build: VersionBuilder): Promise<{ version: VersionRecord; created: boolean }>
-  /** An organization's newest versions across its resources, newest first. */
-  recentVersions(organizationId: string, limit: number): VersionRecord[]
   /** Every version of every resource (verify, gc, rebuilding derived data). */
   allVersions(): Iterable<VersionRecord>
   /**

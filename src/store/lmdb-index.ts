@@ -358,16 +358,6 @@ export class LmdbIndex implements RegistryIndex {
     }
   }
 
-  recentVersions(organizationId: string, limit: number): VersionRecord[] {
-    const range = keys.organizationVersionRange(organizationId)
-    const found: VersionRecord[] = []
-    for (const { value } of this.db.organizationVersions.getRange({ start: range.end, end: range.start, reverse: true, limit })) {
-      const version: VersionRecord | undefined = this.db.versions.get(value as [string, number])
-      if (version) found.push(version)
-    }
-    return found
-  }
-
   *allVersions(): Iterable<VersionRecord> {
     for (const { value } of this.db.versions.getRange()) yield value as VersionRecord
   }

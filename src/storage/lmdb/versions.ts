@@ -32,6 +32,21 @@ export class LmdbVersions implements VersionStore {
     return { items, total }
   }
 
+  async recent(organizationId: string, limit: number): Promise<VersionRecord[]> {
+    // The organization's version index (written since the console) may name versions of deleted resources.
+    const range = keys.organizationVersionRange(organizationId)
+    const found: VersionRecord[] = []
+    for (let offset = 0; found.length < limit; offset += limit) {
+      const page = this.access.range<[string, number]>(this.db.organizationVersions, { start: range.end, end: range.start, reverse: true, offset, limit })
+      for (const { value } of page) {
+        const version: VersionRecord | undefined = this.access.get(this.db.versions, value)
+        if (version && found.push(version) === limit) break
+      }
+      if (page.length < limit) break
+    }
+    return found
+  }
+
   async isKnownValid(kind: ResourceKind, checksum: string): Promise<boolean> {
     return this.access.get(this.db.validDocuments, keys.validDocument(kind, checksum)) === true
   }

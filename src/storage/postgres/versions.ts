@@ -26,6 +26,12 @@ export class PgVersions implements VersionStore {
     return { items, total: Number(total) }
   }
 
+  recent(organizationId: string, limit: number): Promise<VersionRecord[]> {
+    // Version ids are ULIDs: newest first is id order, descending.
+    return recordsOf(this.sql, `SELECT v.record FROM versions v JOIN resources r ON r.id = v.resource_id
+      WHERE r.organization_id = $1 ORDER BY v.id DESC LIMIT $2`, [organizationId, limit])
+  }
+
   async isKnownValid(kind: ResourceKind, checksum: string): Promise<boolean> {
     const { rowCount } = await this.sql.query('SELECT 1 FROM valid_documents WHERE kind = $1 AND checksum = $2', [kind, checksum])
     return rowCount === 1

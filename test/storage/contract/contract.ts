@@ -382,6 +382,21 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.same(await storage.read.sessions.expired('2026-02-01T00:00:00.000Z', 10), [c, b])
   })
 
+  t.test("versions: an organization's latest across its resources, newest first, deleted resources' left out", async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const beta = await withOrganization(storage, 'beta')
+    const [shop, pets, gone] = await Promise.all(['shop', 'pets', 'gone'].map((name) => created(storage, resource(acme.id, name))))
+    const theirs = await created(storage, resource(beta.id, 'theirs'))
+    const order: VersionRecord[] = []
+    for (const api of [shop, gone, pets, gone, shop, theirs, gone]) order.push(await storage.transaction((tx) => appendNext(tx, api.id)))
+    await storage.transaction((tx) => tx.resources.remove(gone.id))
+    const mine = order.filter((v) => v.resource_id !== gone.id && v.organization_id === acme.id).reverse()
+    t.same((await storage.read.versions.recent(acme.id, 10)).map((v) => v.id), mine.map((v) => v.id))
+    t.same((await storage.read.versions.recent(acme.id, 2)).map((v) => v.id), mine.slice(0, 2).map((v) => v.id), 'at most limit, past the deleted ones')
+    t.same((await storage.read.versions.recent(beta.id, 10)).map((v) => v.resource_id), [theirs.id])
+  })
+
   t.test('blobs are content-addressed: stored once, read back byte for byte', async (t) => {
     const storage = await open(t)
     const text = '{"openapi":"3.1.0"}'
