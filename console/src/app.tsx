@@ -14,6 +14,7 @@ import { RulesetEditor } from './pages/ruleset-editor'
 import { SdkCreate, SdkDetail, SdkList } from './pages/sdks'
 import { SiteCreate, SiteDetail, SiteList } from './pages/sites'
 import { Upload } from './pages/upload'
+import { WebhookDeliveries, Webhooks, WebhookSettings } from './pages/webhooks'
 import { SessionGate } from './session'
 
 /** Only links under /console are the app's; a link to a site or a download is a normal page load. */
@@ -57,6 +58,9 @@ export function App() {
             <Route path="/console/builds" component={BuildList} />
             <Route path="/console/builds/:id" component={BuildDetail} />
             <Route path="/console/keys" component={Keys} />
+            <Route path="/console/webhooks" component={Webhooks} />
+            <Route path="/console/webhooks/:id" component={WebhookSettings} />
+            <Route path="/console/webhooks/:id/deliveries" component={WebhookDeliveries} />
             <Route path="/console/mirror" component={Mirror} />
             <Route path="/console/search" component={SearchPage} />
             <Route default component={NotFound} />

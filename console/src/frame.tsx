@@ -34,6 +34,7 @@ const SECTIONS: { title: string; items: NavItem[] }[] = [
     title: 'Organization',
     items: [
       { href: '/console/keys', label: 'API keys', icon: 'keys' },
+      { href: '/console/webhooks', label: 'Webhooks', icon: 'webhooks' },
       { href: '/console/mirror', label: 'Git mirror', icon: 'mirror' },
     ],
   },

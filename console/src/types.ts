@@ -164,3 +164,45 @@ export interface MirrorStatus {
   last_error: string | null
   last_error_at: string | null
 }
+
+export type WebhookEventType =
+  | 'version.created' | 'version.restored' | 'upload.blocked' | 'sync.failed' | 'build.succeeded' | 'build.failed'
+  | 'resource.created' | 'resource.updated' | 'resource.deleted'
+
+/** An outbound webhook endpoint (`/v1/webhooks`, admin keys only; docs/webhooks.md). */
+export interface WebhookEndpoint {
+  id: string
+  url: string
+  description: string | null
+  /** Empty: every type. */
+  event_types: WebhookEventType[]
+  enabled: boolean
+  /** Why the registry disabled it (every delivery failed for 5 days). */
+  disabled_reason: string | null
+  failing_since: string | null
+  secret_status: 'none' | 'stored' | 'needs_reentry'
+  created_at: string
+  updated_at: string
+}
+
+export interface WebhookAttempt {
+  attempt: number
+  at: string
+  /** Null when no answer came. */
+  status_code: number | null
+  duration_ms: number
+  /** The start of the endpoint's answer, or why there was none. */
+  response: string | null
+}
+
+export interface WebhookDelivery {
+  id: string
+  /** The webhook-id header of every attempt. */
+  event_id: string
+  event_type: WebhookEventType
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  next_attempt_at: string | null
+  log: WebhookAttempt[]
+  created_at: string
+}

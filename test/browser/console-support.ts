@@ -33,16 +33,19 @@ export async function openConsole(t: Test): Promise<ConsoleSession> {
 /**
  * The console's own API answers that a page shows on purpose (a sign-in check before signing in, a
  * document the dry run refuses, an API with no repository yet, a sync of a repository that cannot be
- * reached): the browser logs each as a failed resource. Anything else in the console is an error of the page.
+ * reached, and whatever statuses a test adds): the browser logs each as a failed resource. Anything
+ * else in the console is an error of the page.
  */
-const EXPECTED_ANSWERS = /^Failed to load resource: the server responded with a status of (401|404|422|502) /
+const EXPECTED_STATUSES = [401, 404, 422, 502]
 
-export function pageErrors(seen: Watch): string[] {
-  return seen.errors.filter((message) => !EXPECTED_ANSWERS.test(message))
+function pageErrors(seen: Watch, statuses: number[]): string[] {
+  const expected = new RegExp(`^Failed to load resource: the server responded with a status of (${statuses.join('|')}) `)
+  return seen.errors.filter((message) => !expected.test(message))
 }
 
-export function assertClean(t: Test, c: ConsoleSession): void {
-  t.same(pageErrors(c.seen), [], 'no error in the browser console (no CSP violation, no exception)')
+/** `alsoExpected`: more statuses the test provokes on purpose (a refused URL's 400, a 409). */
+export function assertClean(t: Test, c: ConsoleSession, alsoExpected: number[] = []): void {
+  t.same(pageErrors(c.seen, [...EXPECTED_STATUSES, ...alsoExpected]), [], 'no error in the browser console (no CSP violation, no exception)')
   t.same(foreignRequests(c.seen.requests, [c.origin]), [], 'no request left the registry')
   t.same(c.seen.dialogs, [], 'no dialog opened')
 }
