@@ -72,8 +72,10 @@ export interface WebhookDeliveryRecord {
   event_type: WebhookEventType
   /** pending: due at `next_attempt_at` (a delivery being sent is pending, due again when its lease ends). */
   status: 'pending' | 'succeeded' | 'failed'
-  /** Attempts started, a crashed one included. */
+  /** Attempts started, a crashed one included, over every round. */
   attempts: number
+  /** Attempts made before the latest redelivery (its round of retries counts from there); absent: none. */
+  redelivered_after?: number
   next_attempt_at: string | null
   /** The latest attempts, oldest first (bounded). */
   log: WebhookAttempt[]

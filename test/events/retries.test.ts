@@ -80,11 +80,11 @@ t.test('a failing endpoint is retried on the schedule, given up, disabled after 
   receiver.answer = (_request, response) => { response.statusCode = 200; response.end('ok') }
   const again = await s.call({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/deliveries/${first.id}/redeliver` })
   t.equal(again.statusCode, 202)
-  t.match(json(again).data, { id: first.id, status: 'pending', attempts: 0 })
+  t.match(json(again).data, { id: first.id, status: 'pending', attempts: 8 })
   t.equal(await deliverer.deliverDue(), 1)
   const redelivered = (await deliveries(s, endpoint.id)).data[1]
-  t.match(redelivered, { id: first.id, status: 'succeeded', attempts: 1, next_attempt_at: null })
-  t.match(redelivered.log.at(-1), { attempt: 1, status_code: 200, response: 'ok' }, 'the log goes on')
+  t.match(redelivered, { id: first.id, status: 'succeeded', attempts: 9, next_attempt_at: null })
+  t.match(redelivered.log.at(-1), { attempt: 9, status_code: 200, response: 'ok' }, 'the log goes on, counting on')
   t.equal(redelivered.log.length, 9)
   const last = receiver.received.at(-1)!
   t.equal(last.headers['webhook-id'], receiver.received[0].headers['webhook-id'], 'the same webhook-id as the first attempt')
@@ -122,4 +122,23 @@ t.test('an endpoint nothing listens on: unreachable, and nothing more is said', 
   t.same(logged.map((l: { status_code: number | null; response: string }) => [l.status_code, l.response]),
     [[null, "unreachable (the server's log says why)"], [null, "unreachable (the server's log says why)"]])
   t.match(s.serverLog.at(-1), { endpoint_id: endpoint.id, message: 'webhooks: a delivery got no answer', reason: /ECONNREFUSED/ }, "the operator's log says why")
+})
+
+t.test('a redelivery that fails is retried on the schedule from its own start', async (t) => {
+  const { s, receiver, deliverer, clock, endpoint } = await setUp(t)
+  receiver.answer = (_request, response) => { response.statusCode = 503; response.end() }
+  await apiCreated(s)
+  caughtUp(clock)
+  await deliverer.deliverDue()
+  later(clock, RETRY_DELAYS_SECONDS[0])
+  await deliverer.deliverDue()
+  const [twice] = (await deliveries(s, endpoint.id)).data
+  t.match(twice, { attempts: 2, status: 'pending' })
+  t.equal(Date.parse(twice.next_attempt_at) - clock.at.getTime(), RETRY_DELAYS_SECONDS[1] * 1000, 'the third attempt on the schedule')
+  await s.call({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/deliveries/${twice.id}/redeliver` })
+  caughtUp(clock)
+  t.equal(await deliverer.deliverDue(), 1, 'redelivered at once')
+  const [again] = (await deliveries(s, endpoint.id)).data
+  t.match(again, { attempts: 3, status: 'pending', log: [{ attempt: 1 }, { attempt: 2 }, { attempt: 3, status_code: 503 }] })
+  t.equal(Date.parse(again.next_attempt_at) - clock.at.getTime(), RETRY_DELAYS_SECONDS[0] * 1000, 'its first retry 5 s later, as a new round')
 })

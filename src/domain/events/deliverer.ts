@@ -231,7 +231,8 @@ export class WebhookDeliverer {
       const delivery = await tx.webhooks.delivery(claimed.id)
       // Redelivered or removed meanwhile: that is the delivery now, and this attempt is not its.
       if (!delivery || delivery.attempts !== claimed.attempts || delivery.next_attempt_at !== claimed.next_attempt_at) return
-      const next = outcome.ok || disabled ? null : nextAttemptAt(claimed.attempts, at)
+      const inRound = claimed.attempts - (delivery.redelivered_after ?? 0)
+      const next = outcome.ok || disabled ? null : nextAttemptAt(inRound, at)
       const status = outcome.ok ? 'succeeded' : next === null ? 'failed' : 'pending'
       await tx.webhooks.putDelivery({
         ...delivery, status, next_attempt_at: next?.toISOString() ?? null, log: [...delivery.log, attempt].slice(-LOG_KEPT), updated_at: at.toISOString(),

@@ -151,8 +151,10 @@ export class WebhookEndpoints {
       if (!endpoint || endpoint.organization_id !== organizationId || delivery?.endpoint_id !== endpointId) throw notFound('delivery')
       if (!endpoint.enabled) throw new RegistryError('conflict', 'the endpoint is disabled; enable it first')
       const at = now()
-      // Counted from here: the retries of a redelivery follow the schedule from its start.
-      const next: WebhookDeliveryRecord = { ...delivery, status: 'pending', attempts: 0, next_attempt_at: at, updated_at: at }
+      // A new round: its retries follow the schedule from its start; the attempts go on being counted.
+      const next: WebhookDeliveryRecord = {
+        ...delivery, status: 'pending', redelivered_after: delivery.attempts, next_attempt_at: at, updated_at: at,
+      }
       await tx.webhooks.putDelivery(next)
       return next
     })
