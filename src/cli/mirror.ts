@@ -1,18 +1,16 @@
-/** `registry mirror …`: rebuild the git mirror from the index, and set the remote it is pushed to. */
+/**
+ * `registry mirror …`: rebuild the git mirror from the index, and set the remote it is pushed to. The
+ * mirror (isomorphic-git), the index and the storage are imported by the actions only (see main.ts).
+ */
 import type { Command } from 'commander'
-import { loadConfig } from '../config.js'
-import { Mirror } from '../domain/mirror.js'
+import type { Mirror } from '../domain/mirror.js'
 import type { ProgressListener } from '../domain/progress.js'
-import { OutboundPolicy } from '../domain/outbound.js'
-import { Organizations } from '../domain/organizations.js'
-import { FsBlobStore } from '../store/fs-blob-store.js'
-import { LmdbIndex } from '../store/lmdb-index.js'
-import { LmdbStorage } from '../storage/lmdb/storage.js'
+import type { Organizations } from '../domain/organizations.js'
 import type { OrganizationRecord } from '../store/records.js'
-import { openSecrets } from './secrets.js'
 
 export interface CliContext {
-  storageDir: () => string
+  /** The storage directory, checked (the configuration is read only when a command needs it). */
+  storageDir: () => Promise<string>
   output: (json: unknown, lines: string[]) => void
   /** Runs long work with progress bars on a terminal (see progress.ts). */
   withProgress: <T>(command: string, work: (progress: ProgressListener | undefined) => Promise<T>) => Promise<T>
@@ -20,7 +18,10 @@ export interface CliContext {
 
 /** Opens the index and the mirror (without starting its writer), runs `action`, closes both. */
 async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs: Organizations) => Promise<T>): Promise<T> {
-  const storage = context.storageDir()
+  const [storage, { loadConfig }, { Mirror }, { OutboundPolicy }, { Organizations }, { FsBlobStore }, { LmdbIndex }, { LmdbStorage }, { openSecrets }] = await Promise.all([
+    context.storageDir(), import('../config.js'), import('../domain/mirror.js'), import('../domain/outbound.js'), import('../domain/organizations.js'),
+    import('../store/fs-blob-store.js'), import('../store/lmdb-index.js'), import('../storage/lmdb/storage.js'), import('./stored-secrets.js'),
+  ])
   // set-remote refuses a host REGISTRY_OUTBOUND_HOSTS does not allow, like PUT /v1/mirror.
   const outbound = OutboundPolicy.of(loadConfig().outboundHosts)
   const index = new LmdbIndex(`${storage}/index`)

@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises'
 import { Command, Option } from 'commander'
 import { pointerSegments, unescapeSegment } from '../../documents/pointer.js'
-import { locatePaths } from '../../documents/positions.js'
 import { checkedUrl, forgetCredentials, RegistryClient, resolveCredentials, saveCredentials, unexpected, usage, type Answer, type ConnectionOptions, type Problem } from './client.js'
-import { readDocumentFile, type DocumentFile } from './document-file.js'
+// The file, its bundling and placing findings in it load the yaml package: push, lint and diff import them.
+import type { DocumentFile } from './document-file.js'
 import { FORMATS, renderReport, type Finding, type Format, type Report, type Severity } from './report.js'
 
 /** The three kinds of resource, as the HTTP API names them. */
@@ -80,8 +80,7 @@ async function createResource(client: RegistryClient, kind: Kind, ref: string): 
 /** Places the registry's findings (by path into the document) at their lines in the user's file. */
 function place(document: DocumentFile, items: { code?: string; message: string; severity?: string; path?: (string | number)[]; pointer?: string }[], fallbackCode: string): Finding[] {
   const paths = items.map((item) => item.path ?? (item.pointer ? (pointerSegments(item.pointer) ?? []).map(unescapeSegment) : []))
-  // Placed in the user's own file: what was sent may be a bundle of it, which the registry's positions are in.
-  const positions = locatePaths(document.text, paths)
+  const positions = document.locate(paths)
   return items.map((item, i) => ({
     code: item.code ?? fallbackCode,
     message: item.message,
@@ -140,6 +139,7 @@ function isRefusal(answer: Answer<unknown>): boolean {
 async function push(ref: string, file: string, options: RemoteOptions & { create?: boolean }): Promise<void> {
   const client = await clientOf(options)
   const { kind } = options
+  const { readDocumentFile } = await import('./document-file.js')
   const document = await readDocumentFile(file, kind === 'api')
   let resource = await findResource(client, kind, ref)
   if (!resource) {
@@ -163,6 +163,7 @@ async function push(ref: string, file: string, options: RemoteOptions & { create
 }
 
 async function dryRun(client: RegistryClient, kind: Kind, ref: string, file: string): Promise<{ document: DocumentFile; answer: Answer<{ data: DryRun } & Problem> }> {
+  const { readDocumentFile } = await import('./document-file.js')
   const document = await readDocumentFile(file, kind === 'api')
   const resource = await requireResource(client, kind, ref)
   const answer = await send(client, kind, resource, document, true) as Answer<{ data: DryRun } & Problem>

@@ -1,6 +1,7 @@
 import { readFile, realpath } from 'node:fs/promises'
 import { basename, dirname, relative, resolve, sep } from 'node:path'
 import { bundleDocument, SnapshotFileError } from '../../documents/bundle.js'
+import { locatePaths, type DocumentPath, type Position } from '../../documents/positions.js'
 import { RegistryError } from '../../errors.js'
 import { CliFailure, usage } from './client.js'
 
@@ -14,6 +15,11 @@ export interface DocumentFile {
   sent: string
   /** Files bundled in besides the entry file, relative to its folder. */
   bundled: string[]
+  /**
+   * Where paths into the document are in the file's own text: the registry's positions are in what was
+   * sent, which may be a bundle of the file.
+   */
+  locate(paths: readonly DocumentPath[]): Position[]
 }
 
 const LIMITS = { maxFiles: 500, maxBytes: 64 * 1024 * 1024 }
@@ -33,7 +39,8 @@ async function readText(file: string): Promise<string> {
  */
 export async function readDocumentFile(file: string, bundle: boolean): Promise<DocumentFile> {
   const text = await readText(file)
-  if (!bundle) return { file, text, sent: text, bundled: [] }
+  const locate = (paths: readonly DocumentPath[]) => locatePaths(text, paths)
+  if (!bundle) return { file, text, sent: text, bundled: [], locate }
   const folder = await realpath(dirname(resolve(file)))
   const read = async (path: string): Promise<string> => {
     if (path === basename(file)) return text
@@ -50,7 +57,7 @@ export async function readDocumentFile(file: string, bundle: boolean): Promise<D
   }
   try {
     const result = await bundleDocument(basename(file), read, LIMITS)
-    return { file, text, sent: result.text, bundled: result.files.slice(1) }
+    return { file, text, sent: result.text, bundled: result.files.slice(1), locate }
   } catch (error) {
     if (error instanceof RegistryError) {
       const first = error.errors?.[0]?.message
