@@ -215,8 +215,9 @@ t.test('the console journey, by keyboard', { skip: skipWithoutChromium }, async 
   await main.getByText('Connection saved.').waitFor()
   t.match(await main.locator('.secret code').first().textContent(), `${origin}/webhooks/github`, 'the webhook URL to paste into GitHub')
   await press(page, button('Sync now'))
-  await main.getByText('The sync did not publish').waitFor()
   await main.locator('#last-sync .badge', { hasText: 'failed' }).waitFor()
+  await main.locator('#last-sync .notice.error', { hasText: 'repository_unavailable' }).waitFor()
+  t.equal(await main.locator('#last-sync .notice.error').count(), 1, "the failed sync's error is shown once, as the last sync's")
   await checkAccessibility(t, page, 'repository')
   await screenshot(page, 'repository')
 

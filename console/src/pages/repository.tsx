@@ -1,6 +1,6 @@
 /** An API kept current from a file in a GitHub or GitLab repository: connection, webhook, sync. */
 import { useState } from 'preact/hooks'
-import { api } from '../api'
+import { api, type ApiError } from '../api'
 import { Badge, ConfirmButton, Loading, Notice, Panel, pathText, ProblemNotice, Time, CopyButton } from '../components'
 import { useAction, useFetch } from '../hooks'
 import { ExternalLink } from '../links'
@@ -41,7 +41,8 @@ function RepositoryPanels(props: { api: Resource; reloadApi: () => void }) {
         {current && (
           <Panel title="Last sync" id="last-sync" actions={canWrite && <button type="button" class="primary" disabled={sync.busy} onClick={() => void syncNow()}>{sync.busy ? 'Syncing…' : 'Sync now'}</button>}>
             {synced && <Notice kind="ok">{synced.created ? `Synced: version #${synced.version.number} is current.` : 'Synced: the file is unchanged, no new version.'}</Notice>}
-            <ProblemNotice error={sync.error} title="The sync did not publish" />
+            {/* A failed sync is also the last sync, whose facts below show its error once the connection reloads. */}
+            {!sameFailure(sync.error, current.last_sync?.error) && <ProblemNotice error={sync.error} title="The sync did not publish" />}
             <LastSyncFacts connection={current} />
           </Panel>
         )}
@@ -68,6 +69,11 @@ function RepositoryPanels(props: { api: Resource; reloadApi: () => void }) {
       </div>
     </div>
   )
+}
+
+/** True when the error a sync answered is the one the reloaded connection keeps as its last sync's. */
+function sameFailure(answered: ApiError | undefined, kept: { code: string; detail: string } | null | undefined): boolean {
+  return answered !== undefined && kept != null && answered.problem.code === kept.code && answered.problem.detail === kept.detail
 }
 
 function LastSyncFacts(props: { connection: Connection }) {
