@@ -44,6 +44,15 @@ const tenants = new AsyncLocalStorage<Tenant>()
 /** Runs `work` (and everything it awaits) as `tenant`'s: the document workers schedule it as such. */
 export const runAsTenant = <T>(tenant: Tenant, work: () => T): T => tenants.run(tenant, work)
 
+const companions = new AsyncLocalStorage<true>()
+
+/**
+ * Runs `work` as a companion of a task its request already runs (an upload's compatibility diff beside
+ * its validation): it may take a worker its tenant's caps would deny, but only a free one while nothing
+ * waits, so it never delays another tenant; when anything waits it queues like any task.
+ */
+export const runAsCompanion = <T>(work: () => T): T => companions.run(true, work)
+
 /** The tenant whose request is being served (undefined outside one: background work, the CLI). */
 export const currentTenant = (): Tenant | undefined => tenants.getStore()
 
@@ -93,6 +102,7 @@ export class FairScheduler {
     const keyId = `${tenant.organization}\n${tenant.key}`
     const organization = this.#organizationState(tenant.organization)
     const key = this.#keyState(keyId)
+    if (companions.getStore() === true && this.#waiting === 0 && this.#free > 0) return this.#borrow()
     if (this.#free > 0 && organization.waiting.length === 0 && this.#mayStart(organization, keyId)) {
       this.#start(organization, key)
     } else {
@@ -119,6 +129,21 @@ export class FairScheduler {
       organization.running -= 1
       key.running -= 1
       this.#forget(tenant.organization, keyId)
+      this.#dispatch()
+    }
+  }
+
+  /**
+   * A free worker for a companion, outside its tenant's counts: whichever of a request's two tasks asks
+   * first, the other still starts under the caps as if alone.
+   */
+  #borrow(): () => void {
+    this.#free -= 1
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.#free += 1
       this.#dispatch()
     }
   }

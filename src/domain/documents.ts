@@ -10,7 +10,7 @@ import type { SearchTerms } from '../documents/search-terms.js'
 import type { ResourceKind } from '../store/records.js'
 
 /** Document work done inside it counts as this organization's and key's (the workers are shared fairly). */
-export { runAsTenant } from '../documents/fair-scheduler.js'
+export { runAsCompanion, runAsTenant } from '../documents/fair-scheduler.js'
 
 type Input<T> = Omit<T, 'op'>
 

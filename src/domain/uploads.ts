@@ -7,7 +7,7 @@ import type { ReadStores, Storage } from '../storage/port.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
 import { diffSummaryView, isDiffable, type Changes, type DiffSide } from './changes.js'
 import { StaleGate, withGateRetries, type CompatibilityGate } from './compatibility.js'
-import { DOCUMENT_KIND, type DocumentInput, type DocumentProcessor } from './documents.js'
+import { DOCUMENT_KIND, runAsCompanion, type DocumentInput, type DocumentProcessor } from './documents.js'
 import { locateFindings, sentTextOf, type SentText } from './finding-positions.js'
 import { newId, now } from './ids.js'
 import { blockingFindings, countFindings } from './lint-gate.js'
@@ -122,11 +122,16 @@ export class Uploads {
     return withGateRetries(async () => {
       const { read } = this.storage
       const latest = (await read.resources.get(resource.id)) ?? resource
+      // The compatibility gate's diff runs beside validation and lint, on a worker the organization's cap
+      // leaves free while nobody else waits (a companion task); its refusal counts only once the document
+      // passed them. Its result is kept by checksum either way.
+      const compatibilityDecision = runAsCompanion(() => this.compatibility.check(latest, candidate))
+      compatibilityDecision.catch(() => undefined)
       const prepared = await this.check(latest, digest, await this.lintContext(read, latest), validated)
       validated = true
       // A repository sync's text is the registry's own bundle: its findings are not placed in it.
       const gate = await this.refuseBlocked(read, latest, prepared, source === 'upload' ? sentTextOf(prepared) : undefined)
-      const compatibility = await this.compatibility.check(latest, candidate)
+      const compatibility = await compatibilityDecision
       // The blob first: the transaction below is the commit point that refers to it.
       await this.storeBlob(prepared)
       // The decisions, on the state the commit is checked against: the unchanged-upload no-op, the lint
