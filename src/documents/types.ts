@@ -4,10 +4,11 @@
  */
 import type { ProblemItem, ErrorCode } from '../errors.js'
 import type { DiffResult, DiffTask } from './diff/types.js'
+import type { ConvertedFrom } from './import-formats.js'
 import type { Position } from './positions.js'
 import type { RegistryDocuments } from './registry-refs.js'
 
-export type { DiffResult, DiffTask }
+export type { ConvertedFrom, DiffResult, DiffTask }
 
 export type DocumentKind = 'openapi' | 'jsonschema' | 'ruleset'
 export type DocumentFormat = 'json' | 'yaml'
@@ -59,6 +60,12 @@ export interface DigestTask {
   shape?: BodyShape
   /** The `document` member of a parsed request body: a JSON/YAML string or an object. */
   document?: unknown
+  /**
+   * What the document is uploaded as. `openapi` (an API): a Swagger 2.0 document or a Postman
+   * collection v2.0/v2.1 is converted to OpenAPI 3 first (import.ts), and the converted document is
+   * what is digested and stored. Other kinds, or absent: the document as sent.
+   */
+  kind?: DocumentKind
   /** When the canonical checksum equals this, answer `{ unchanged: true }` and do no more work. */
   currentChecksum?: string | null
   /**
@@ -82,6 +89,11 @@ export type DigestResult =
       text: string
       /** `text` is JSON.stringify of an object (an envelope's object member): no text the client wrote. */
       serialized?: true
+      /**
+       * The document sent was this, and was converted to OpenAPI 3 (DigestTask's `kind`): `text`, the
+       * checksum and everything after are the converted document's, in the format of the one sent.
+       */
+      convertedFrom?: ConvertedFrom
       /** SHA-256 hex of `text` as UTF-8: names the blob together with the canonical checksum. */
       digest: string
       /** Canonical JSON (sorted keys, no whitespace); later steps parse this instead of the original. */
@@ -102,6 +114,8 @@ export interface CheckTask {
   ruleset?: RulesetInput
   /** OpenAPI: the registry schemas it refers to; the bundled document is what is validated and linted. */
   registryDocuments?: RegistryDocuments
+  /** The document is the OpenAPI 3 conversion of one of these: its problems say so. */
+  convertedFrom?: ConvertedFrom
 }
 
 export interface CheckResult {

@@ -11,9 +11,11 @@ import { workerData } from 'piscina'
 import { RegistryError } from '../errors.js'
 import type { ProblemItem } from '../errors.js'
 import { canonicalJson, checksumOf } from './canonical.js'
-import { convertText } from './convert.js'
+import { convertText, yamlText } from './convert.js'
 import { diffJsonSchema } from './diff/jsonschema.js'
 import { diffOpenApi } from './diff/openapi.js'
+import { convertToOpenApi } from './import.js'
+import { convertibleFormatOf, CONVERTED_FROM_NAMES, type ConvertedFrom } from './import-formats.js'
 import { searchTermsOf, type SearchTerms } from './search-terms.js'
 import { validateJsonSchema, warmJsonSchema } from './jsonschema.js'
 import { lintDocument } from './lint.js'
@@ -214,18 +216,30 @@ function digestNow(task: DigestTask): DigestResult {
   const parsed = body === undefined ? fromMember(task.document) : fromBody(body, task.shape ?? 'document')
   // Shape first: JSON.stringify and the canonical form recurse, and must only see bounded depth.
   assertDocumentShape(parsed.document)
-  const canonical = canonicalJson(parsed.document)
+  // An API takes a Swagger 2.0 document or a Postman collection as its OpenAPI 3 conversion: from here
+  // on (checksum, validation, lint, the stored text) the document is the converted one.
+  const convertedFrom = task.kind === 'openapi' ? convertibleFormatOf(parsed.document) : undefined
+  const document = convertedFrom ? convertToOpenApi(parsed.document, convertedFrom) : parsed.document
+  if (convertedFrom) assertDocumentShape(document)
+  const canonical = canonicalJson(document)
   const checksum = checksumOf(canonical)
   if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum, ...(raw && { raw }) }
-  const text = parsed.text ?? JSON.stringify(parsed.document)
+  const text = convertedFrom ? convertedText(document, parsed.format) : parsed.text ?? JSON.stringify(document)
   // A body stored as sent: unless a byte-order mark was dropped, its hash is the blob's digest.
-  const digest = parsed.text === body && sent?.asSent && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
+  const asSent = !convertedFrom && parsed.text === body && sent?.asSent
+  const digest = asSent && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
   // The summary costs nothing here and spares a check task when validation and lint are both cached.
-  const registryRefs = mayHaveRegistryRefs(canonical) ? registryRefTargets(parsed.document) : []
+  const registryRefs = mayHaveRegistryRefs(canonical) ? registryRefTargets(document) : []
   return {
-    unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(parsed.document),
-    ...(raw && { raw }), ...(registryRefs.length > 0 && { registryRefs }), ...(parsed.text === null && { serialized: true as const }),
+    unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(document),
+    ...(raw && { raw }), ...(registryRefs.length > 0 && { registryRefs }),
+    ...(!convertedFrom && parsed.text === null && { serialized: true as const }), ...(convertedFrom && { convertedFrom }),
   }
+}
+
+/** A converted document's text, in the format of the one sent: indented JSON, or YAML as reads write it. */
+function convertedText(document: unknown, format: DocumentFormat): string {
+  return format === 'yaml' ? yamlText(document) : `${JSON.stringify(document, null, 2)}\n`
 }
 
 const KIND_NAMES: Record<DocumentKind, string> = {
@@ -234,11 +248,13 @@ const KIND_NAMES: Record<DocumentKind, string> = {
   ruleset: 'the ruleset',
 }
 
-function invalidDocument(kind: DocumentKind, problems: ProblemItem[]): RegistryError {
+/** `convertedFrom`: the document is the OpenAPI 3 conversion of one sent as this (the paths are into the conversion). */
+function invalidDocument(kind: DocumentKind, problems: ProblemItem[], convertedFrom?: ConvertedFrom): RegistryError {
   const first = problems[0]
   const where = first.path && first.path.length > 0 ? ` at /${encodePointer(first.path)}` : ''
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : ''
-  return new RegistryError('invalid_document', `${KIND_NAMES[kind]} is not valid${where}: ${first.message}${more}`, problems)
+  const what = convertedFrom ? `${KIND_NAMES[kind]} converted from ${CONVERTED_FROM_NAMES[convertedFrom]}` : KIND_NAMES[kind]
+  return new RegistryError('invalid_document', `${what} is not valid${where}: ${first.message}${more}`, problems)
 }
 
 function summaryOf(doc: unknown): NonNullable<CheckResult['summary']> {
@@ -256,11 +272,11 @@ export async function check(task: CheckTask): Promise<CheckResult> {
   let canonical = task.canonical
   if (task.registryDocuments && isPlainObject(doc)) {
     const problems = bundleRegistryRefs(doc, task.registryDocuments)
-    if (problems.length > 0) throw invalidDocument(task.kind, problems)
+    if (problems.length > 0) throw invalidDocument(task.kind, problems, task.convertedFrom)
     canonical = canonicalJson(doc)
   }
   const result: CheckResult = {}
-  if (!task.skipValidation) timed('validate', () => validate(task.kind, doc, result))
+  if (!task.skipValidation) timed('validate', () => validate(task.kind, doc, result, task.convertedFrom))
   else if (task.kind === 'openapi') result.summary = summaryOf(doc)
   const ruleset = task.ruleset
   if (ruleset) result.findings = await timedLint(() => lintDocument(canonical, ruleset))
@@ -282,11 +298,11 @@ export function bundle(task: BundleTask): BundleResult {
   })
 }
 
-function validate(kind: DocumentKind, doc: unknown, result: CheckResult): void {
+function validate(kind: DocumentKind, doc: unknown, result: CheckResult, convertedFrom?: ConvertedFrom): void {
   switch (kind) {
     case 'openapi': {
       const { problems, summary } = validateOpenApi(doc)
-      if (problems.length > 0) throw invalidDocument('openapi', problems)
+      if (problems.length > 0) throw invalidDocument('openapi', problems, convertedFrom)
       result.summary = summary
       break
     }

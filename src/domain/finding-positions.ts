@@ -14,9 +14,13 @@ export interface SentText {
   format: DocumentFormat
 }
 
-/** A digested upload's text, unless it was serialized from an object: it then has no lines of the client's. */
-export function sentTextOf(digest: { text: string; format: DocumentFormat; serialized?: true }): SentText | undefined {
-  return digest.serialized ? undefined : { text: digest.text, format: digest.format }
+/**
+ * A digested upload's text, unless it was serialized from an object, or converted to OpenAPI 3 from
+ * Swagger 2.0 or Postman: it then has no lines of the client's (a finding about the conversion has no
+ * place in the file that was sent).
+ */
+export function sentTextOf(digest: { text: string; format: DocumentFormat; serialized?: true; convertedFrom?: unknown }): SentText | undefined {
+  return digest.serialized || digest.convertedFrom ? undefined : { text: digest.text, format: digest.format }
 }
 
 export async function locateFindings(documents: DocumentProcessor, sent: SentText | undefined, findings: Finding[]): Promise<LocatedFinding[]> {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import { RegistryError } from '../errors.js'
 import { parseDocumentText } from '../documents/parse.js'
-import type { CheckResult, DigestResult, DocumentFormat, Finding, LocatedFinding, RulesetInput } from '../documents/types.js'
+import type { CheckResult, ConvertedFrom, DigestResult, DocumentFormat, Finding, LocatedFinding, RulesetInput } from '../documents/types.js'
 import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
 import type { ReadStores, Storage } from '../storage/port.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
@@ -30,6 +30,8 @@ export interface PreparedDocument {
   text: string
   /** `text` was serialized from a JSON object (see DigestResult). */
   serialized?: true
+  /** The document sent was this, and `text` is its OpenAPI 3 conversion (see DigestResult). */
+  convertedFrom?: ConvertedFrom
   summary?: { openapi: string; title: string; version: string }
   lint?: { ruleset: ResourceRecord; rulesetVersion: VersionRecord; findings: Finding[] }
 }
@@ -48,6 +50,8 @@ export interface DryRunOutcome {
   findings: LocatedFinding[]
   /** APIs and schemas with a current version the document differs from: the diff against it. */
   diff?: Record<string, unknown>
+  /** APIs: what the document sent was converted from (the findings are then the conversion's, unplaced); else null. */
+  converted_from?: ConvertedFrom | null
 }
 
 /** A digested upload as one side of a diff: its canonical JSON is the document. */
@@ -113,7 +117,8 @@ export class Uploads {
     const current = await this.storage.read.versions.current(resource.id)
     const known = this.rawDigests.get(resource.id)
     const digest = await this.documents.digest({
-      ...input, currentChecksum: current?.checksum ?? null, currentRaw: known && known.checksum === current?.checksum ? known.raw : null,
+      ...input, kind: DOCUMENT_KIND[resource.kind],
+      currentChecksum: current?.checksum ?? null, currentRaw: known && known.checksum === current?.checksum ? known.raw : null,
     })
     if (digest.raw) this.rawDigests.set(resource.id, { raw: digest.raw, checksum: digest.checksum })
     if (digest.unchanged) return { version: current!, created: false }
@@ -158,7 +163,7 @@ export class Uploads {
   async dryRun(resource: ResourceRecord, input: DocumentInput): Promise<DryRunOutcome> {
     const { read } = this.storage
     const current = await read.versions.current(resource.id)
-    const digest = await this.digestNew(input)
+    const digest = await this.digestNew(input, resource.kind)
     const prepared = await this.check(resource, digest, await this.lintContext(read, resource))
     const sent = sentTextOf(prepared)
     await this.refuseBlocked(read, resource, prepared, sent)
@@ -172,17 +177,21 @@ export class Uploads {
     if (current && !outcome.unchanged && isDiffable(resource.kind)) {
       outcome.diff = diffSummaryView(current, await this.changes.diff(resource.kind, this.changes.side(current), candidate))
     }
+    if (resource.kind === 'api') outcome.converted_from = prepared.convertedFrom ?? null
     return outcome
   }
 
   /** Digest and check a document for a resource that does not exist yet (create with `document`). */
   async prepareNew(kind: ResourceKind, input: DocumentInput): Promise<PreparedDocument> {
-    return this.check({ kind }, await this.digestNew(input), undefined)
+    return this.check({ kind }, await this.digestNew(input, kind), undefined)
   }
 
-  /** Digests a document without comparing it to a current version (so it is never `unchanged`). */
-  private async digestNew(input: DocumentInput): Promise<Extract<DigestResult, { unchanged: false }>> {
-    const digest = await this.documents.digest({ ...input, currentChecksum: null })
+  /**
+   * Digests a document without comparing it to a current version (so it is never `unchanged`); as an
+   * upload to `kind` (an API's converts Swagger 2.0 and Postman), or as it is (the lint route).
+   */
+  private async digestNew(input: DocumentInput, kind?: ResourceKind): Promise<Extract<DigestResult, { unchanged: false }>> {
+    const digest = await this.documents.digest({ ...input, ...(kind && { kind: DOCUMENT_KIND[kind] }), currentChecksum: null })
     if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
     return digest
   }
@@ -220,6 +229,7 @@ export class Uploads {
             counts: countFindings(prepared.lint.findings),
           }
         : null
+      if (prepared.convertedFrom) version.converted_from = prepared.convertedFrom
     }
     return version
   }
@@ -284,12 +294,14 @@ export class Uploads {
           skipValidation: knownValid,
           ruleset: needsLint ? await this.rulesetInput(lint.version) : undefined,
           registryDocuments,
+          ...(digest.convertedFrom && { convertedFrom: digest.convertedFrom }),
         })
       : { summary: digest.summary }
     if (needsLint) await this.keepLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
     const prepared: PreparedDocument = {
       checksum: digest.checksum, digest: digest.digest, format: digest.format, text: digest.text,
       summary: result.summary ?? digest.summary, ...(digest.serialized && { serialized: true }),
+      ...(digest.convertedFrom && { convertedFrom: digest.convertedFrom }),
     }
     if (lint) prepared.lint = { ruleset: lint.ruleset, rulesetVersion: lint.version, findings: cachedFindings ?? result.findings ?? [] }
     return prepared

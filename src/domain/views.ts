@@ -28,6 +28,7 @@ export function versionView(version: VersionRecord): Record<string, unknown> {
     view.lint = version.lint
       ? { ruleset_id: version.lint.ruleset_id, ruleset_version_id: version.lint.ruleset_version_id, counts: version.lint.counts }
       : null
+    view.converted_from = version.converted_from ?? null
   }
   return view
 }

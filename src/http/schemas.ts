@@ -1,5 +1,6 @@
 /** TypeBox schemas shared by the routes; they validate requests and describe the service in /openapi.json. */
 import { Type, type TSchema } from 'typebox'
+import { CONVERTED_FROM } from '../documents/import-formats.js'
 import { ULID_PATTERN } from '../domain/ids.js'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/pagination.js'
 import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../domain/slugs.js'
@@ -117,6 +118,11 @@ export const ReferencePartView = Type.Object({
   operations: Type.Integer(),
 })
 
+/** What an API's document was converted from (docs/api.md, "Uploading a document"). */
+const ConvertedFrom = Nullable(Type.Enum([...CONVERTED_FROM], {
+  description: 'the document was sent as this and is stored as its OpenAPI 3 conversion (Swagger 2.0: OpenAPI 3.0; Postman: OpenAPI 3.1); null: as sent. Its findings in an answer then have no line or column',
+}))
+
 const versionFields = {
   id: Ulid,
   organization_id: Ulid,
@@ -137,6 +143,7 @@ export const SpecVersion = Type.Object({
   title: Nullable(Type.String()),
   version: Nullable(Type.String()),
   lint: Nullable(Type.Object({ ruleset_id: Ulid, ruleset_version_id: Ulid, counts: Counts })),
+  converted_from: ConvertedFrom,
 })
 export const SchemaVersion = Type.Object({ ...versionFields, schema_id: Ulid })
 export const RulesetVersion = Type.Object({ ...versionFields, ruleset_id: Ulid })
@@ -208,6 +215,7 @@ export const DryRun = (version: TSchema) => Type.Object({
     changes: Type.Array(Change, { description: 'the first 100, breaking first' }),
     total: Type.Integer(),
   }, { description: 'APIs and schemas whose current version the document differs from: what the upload would change (docs/changes.md)' })),
+  converted_from: Type.Optional(ConvertedFrom),
 }, { description: 'a dry run: nothing stored' })
 
 export const Data = <T extends TSchema>(schema: T) => Type.Object({ data: schema })

@@ -1,5 +1,5 @@
 /** What the index stores. Records are plain JSON-compatible objects; times are RFC 3339 UTC strings. */
-import type { DocumentFormat, Finding, LintCounts, Severity } from '../documents/types.js'
+import type { ConvertedFrom, DocumentFormat, Finding, LintCounts, Severity } from '../documents/types.js'
 
 export type ResourceKind = 'api' | 'schema' | 'ruleset'
 export type Visibility = 'private' | 'public'
@@ -83,6 +83,12 @@ export interface VersionRecord {
   title?: string
   version?: string
   lint?: LintSummary | null
+  /**
+   * Api only: the document was uploaded as a Swagger 2.0 document or a Postman collection and is stored
+   * as its OpenAPI 3 conversion. Absent (versions before conversions existed, and any other upload):
+   * not converted.
+   */
+  converted_from?: ConvertedFrom | null
 }
 
 export interface Page<T> {

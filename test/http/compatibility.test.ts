@@ -143,9 +143,9 @@ t.test('dry runs answer the diff against the current version, and the same 422 w
   t.equal(await versionCount(s, api), 1, 'a dry run stores nothing')
 
   const same = json(await upload(s, api, shopApi(), '?dry_run=true')).data
-  t.same(same, { checksum: v1.checksum, unchanged: true, findings: [] }, 'no diff for the current document')
+  t.same(same, { checksum: v1.checksum, unchanged: true, findings: [], converted_from: null }, 'no diff for the current document')
   const fresh = await created(s, '/v1/apis', { name: 'Fresh', compatibility: 'full' })
-  t.same(Object.keys(json(await upload(s, fresh, shopApi(), '?dry_run=true')).data).sort(), ['checksum', 'findings', 'unchanged'], 'nor without a current version')
+  t.same(Object.keys(json(await upload(s, fresh, shopApi(), '?dry_run=true')).data).sort(), ['checksum', 'converted_from', 'findings', 'unchanged'], 'nor without a current version')
 
   const schema = await created(s, '/v1/schemas', { name: 'Event', compatibility: 'backward', document: orderEventSchema() })
   const narrower = orderEventSchema()

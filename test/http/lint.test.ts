@@ -58,7 +58,7 @@ t.test('a blocked upload answers 422 with its findings and stores nothing; accep
   t.same(findings.map((f: { code: string }) => f.code), ['needs-contact'])
 
   const dry = json(await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec?dry_run=true`, payload: { document: docWithFinding('info') } })).data
-  t.same(dry, { checksum: version.checksum, unchanged: true, findings })
+  t.same(dry, { checksum: version.checksum, unchanged: true, findings, converted_from: null })
   t.equal(json(await s.call({ method: 'GET', url: `/v1/apis/${api.id}/versions` })).total, 1, 'a dry run stores nothing')
 
   const lint = json(await s.call({ method: 'POST', url: `/v1/rulesets/${rs.id}/lint`, payload: { document: docWithFinding('error') } })).data

@@ -188,6 +188,43 @@ t.test('the remote commands against a running registry', async (t) => {
     t.equal(missing.stderr, "registry: no version 9 of the API 'pets' in this organization\n")
   })
 
+  await t.test('push converts a Swagger 2.0 file and a Postman collection (issue 18, item 7), and says so', async (t) => {
+    const swagger = file('swagger.yaml', readFileSync(new URL('../fixtures/import/swagger-petstore.yaml', import.meta.url), 'utf8'))
+    const postman = file('pets.postman_collection.json', readFileSync(new URL('../fixtures/import/pets.postman_collection.json', import.meta.url), 'utf8'))
+    const created = await run(['push', 'shelter', swagger, '--create'])
+    t.equal(created.code, 0, created.stderr)
+    t.match(created.stdout, /^published shelter v1 \(sha256:[0-9a-f]{64}\) \(converted from Swagger 2\.0 to OpenAPI 3\.0\.4\)$/m)
+    t.equal(created.stderr, '')
+    const stored = (await api(server.url, key, 'GET', '/v1/apis/shelter/spec')).json()
+    t.equal(stored.openapi, '3.0.4', 'the registry stores the conversion')
+    t.same(stored.paths['/pets'].post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewPet' })
+    t.match((await api(server.url, key, 'GET', '/v1/apis/shelter/versions/1')).json().data, { converted_from: 'swagger-2.0', format: 'yaml' })
+    const again = await run(['push', 'shelter', swagger])
+    t.equal(again.code, 0)
+    t.match(again.stdout, /^unchanged: shelter v1 is this document already \(converted from Swagger 2\.0 to OpenAPI 3\.0\.4\)$/m)
+
+    const collection = await run(['push', 'shelter-requests', postman, '--create', '--format', 'json'])
+    t.equal(collection.code, 0, collection.stderr)
+    t.match(JSON.parse(collection.stdout), {
+      blocked: false, summary: /^published shelter-requests v1 .*\(converted from Postman collection v2\.1 to OpenAPI 3\.1\.0\)$/, version: { converted_from: 'postman-2.1' },
+    })
+
+    // Findings about the conversion: placed where the file has their path, else at what it has of it.
+    const rules = file('described.yaml', 'rules:\n  schema-description:\n    given: "$.components.schemas[*]"\n    severity: warn\n' +
+      '    message: describe the schema\n    then: { field: description, function: truthy }\n')
+    t.equal((await run(['push', '--kind', 'ruleset', 'described', rules, '--create'])).code, 0)
+    const ruleset = (await api(server.url, key, 'GET', '/v1/rulesets/described')).json().data
+    t.equal((await api(server.url, key, 'PATCH', '/v1/apis/shelter', { ruleset_id: ruleset.id, blocking_severity: 'warn' })).status, 200)
+    file('swagger.yaml', readFileSync(swagger, 'utf8').replace('version: 2.3.0', 'version: 2.4.0'))
+    const blocked = await run(['push', 'shelter', swagger])
+    t.equal(blocked.code, 1, 'the lint gate applies to the conversion: exit 1')
+    t.match(blocked.stdout, /^ {2}2:1 +warning +schema-description +describe the schema +components\.schemas\.NewPet$/m,
+      'listed with its path, at the top of the file (a Swagger file has no components)')
+    t.match(blocked.stdout, /^blocked: 3 findings at or above 'warn' block this publish$/m)
+    t.equal(blocked.stderr, '', 'no crash')
+    t.equal((await api(server.url, key, 'GET', '/v1/apis/shelter/versions')).json().total, 1, 'nothing stored')
+  })
+
   await t.test('usage, authentication and network errors exit 2 with one line', async (t) => {
     const wrongKey = await run(['list', '--key', 'sk_wrong'])
     t.equal(wrongKey.code, 2)

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises'
 import { Command, Option } from 'commander'
+import { CONVERTED_FROM_NAMES, type ConvertedFrom } from '../../documents/import-formats.js'
 import { pointerSegments, unescapeSegment } from '../../documents/pointer.js'
 import { checkedUrl, forgetCredentials, RegistryClient, resolveCredentials, saveCredentials, unexpected, usage, type Answer, type ConnectionOptions, type Problem } from './client.js'
 // The file, its bundling and placing findings in it load the yaml package: push, lint and diff import them.
@@ -20,7 +21,11 @@ interface RemoteOptions extends ConnectionOptions {
   output?: string
 }
 
-interface Version { id: string; number: number; checksum: string; lint?: { counts: Record<Severity, number> } | null }
+interface Version {
+  id: string; number: number; checksum: string; lint?: { counts: Record<Severity, number> } | null
+  /** APIs: the file was a Swagger 2.0 document or a Postman collection, stored as its OpenAPI 3 conversion. */
+  openapi?: string | null; converted_from?: ConvertedFrom | null
+}
 interface Resource { id: string; slug: string; name: string; current: Version | null }
 interface DryRun {
   checksum: string
@@ -156,9 +161,12 @@ async function push(ref: string, file: string, options: RemoteOptions & { create
     const listed = await client.request<{ data: Finding[] }>('GET', `${resourcePath(kind, resource.id)}/versions/${version.id}/findings`)
     if (listed.status === 200) findings = place(document, listed.body.data, 'finding')
   }
+  // The registry converted the file: its findings are about the conversion, placed where the file has
+  // the same path (paths and operations), else at the deepest part of the path it has.
+  const converted = version.converted_from ? ` (converted from ${CONVERTED_FROM_NAMES[version.converted_from]} to OpenAPI ${version.openapi ?? '3'})` : ''
   const summary = answer.status === 201
-    ? `published ${resource.slug} v${version.number} (${version.checksum})`
-    : `unchanged: ${resource.slug} v${version.number} is this document already`
+    ? `published ${resource.slug} v${version.number} (${version.checksum})${converted}`
+    : `unchanged: ${resource.slug} v${version.number} is this document already${converted}`
   await emit({ file, summary, blocked: false, findings, details: { version, bundled: document.bundled } }, options)
 }
 
