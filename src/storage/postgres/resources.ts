@@ -21,7 +21,9 @@ export class PgResources implements ResourceStore {
     let where = `organization_id = $1 AND kind = $2${publicOnly ? " AND visibility = 'public'" : ''}`
     if (filter.nameContains) {
       parameters.push(filter.nameContains.toLowerCase())
-      where += ` AND strpos(lower(name), $${parameters.length}) > 0`
+      // Names are COLLATE "C" (byte order, as LMDB sorts), under which lower() folds ASCII only: the
+      // root ICU locale folds as JavaScript's toLowerCase does (Ä, Ø, Σ), which the LMDB adapter uses.
+      where += ` AND strpos(lower(name COLLATE "und-x-icu"), $${parameters.length}) > 0`
     }
     const { rows: [{ total }] } = await this.sql.query<{ total: string }>(`SELECT count(*) AS total FROM resources WHERE ${where}`, parameters)
     const order = filter.descending ? 'name DESC, id DESC' : 'name, id'

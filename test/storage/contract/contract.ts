@@ -163,6 +163,16 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.equal(named.total, 3, 'the total counts the matching names')
     const publicNamed = await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 }, true, { nameContains: 'r', descending: true })
     t.same(publicNamed, { items: [records[3]], total: 1 })
+
+    // Case is folded beyond ASCII, as JavaScript folds it (the console's filter box and the CLI).
+    const other = await withOrganization(storage, 'other')
+    for (const name of ['ÄPFEL API', 'Øresund', 'ΟΔΟΣ', 'Straße']) await created(storage, resource(other.id, name, { slug: `s-${records.length}-${name.length}` }))
+    const folded = async (needle: string) => (await storage.read.resources.list(other.id, 'api', { offset: 0, limit: 10 }, false, { nameContains: needle })).items.map((r) => r.name)
+    t.same(await folded('äpfel'), ['ÄPFEL API'])
+    t.same(await folded('ØRE'), ['Øresund'])
+    t.same(await folded('οδο'), ['ΟΔΟΣ'])
+    t.same(await folded('STRASSE'), [], 'no expansion: ß is not ss')
+    t.same(await folded('ße'), ['Straße'])
   })
 
   t.test('resources: an update moves slug, listings and ruleset use; a taken slug is refused', async (t) => {
