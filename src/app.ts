@@ -23,6 +23,7 @@ import { registerHomeRoutes, registryNotFound } from './http/home-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
 import { registerKeyRoutes } from './http/key-routes.js'
 import { registerEventRoutes } from './http/event-routes.js'
+import { operationIdOf } from './http/operation-ids.js'
 import { registerOverviewRoutes } from './http/overview-routes.js'
 import { registerSearchRoutes } from './http/search-routes.js'
 import { sessionRoutes } from './http/session-routes.js'
@@ -164,6 +165,11 @@ export async function buildApp(
   }
 
   await app.register(swagger, {
+    // Every operation gets an operationId (its method and path as words) unless its route names one.
+    transform: ({ schema, url, route }) => ({
+      schema: { ...schema, operationId: (schema as { operationId?: string } | undefined)?.operationId ?? operationIdOf(String(route.method), url) } as typeof schema,
+      url,
+    }),
     openapi: {
       openapi: '3.1.0',
       info: {

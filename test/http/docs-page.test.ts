@@ -57,3 +57,21 @@ t.test('the version /docs shows is the package version', async (t) => {
   t.equal(description.info.version, packageVersion, 'info.version is package.json\'s version')
   t.match((await get(s, '/openapi.yaml')).body, `version: ${packageVersion}`)
 })
+
+t.test('every operation of /openapi.json has an operationId, unique, from its method and path (issue 18, item 8)', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  const document = json(await s.app.inject({ method: 'GET', url: '/openapi.json' }))
+  const operations = Object.entries(document.paths as Record<string, Record<string, { operationId?: string }>>)
+    .flatMap(([path, item]) => Object.entries(item).filter(([method]) => METHODS.has(method)).map(([method, op]) => ({ path, method, id: op.operationId })))
+  t.ok(operations.length > 100, `${operations.length} operations`)
+  t.same(operations.filter((op) => !op.id), [], 'none without one')
+  t.equal(new Set(operations.map((op) => op.id)).size, operations.length, 'no two alike')
+  const idOf = (method: string, path: string) => operations.find((op) => op.method === method && op.path === path)?.id
+  t.equal(idOf('get', '/v1/apis/{api}/versions'), 'getApiVersions')
+  t.equal(idOf('post', '/v1/apis/{api}/versions/{version}/restore'), 'postApiVersionRestore')
+  t.equal(idOf('get', '/@{org}/apis/{slug}'), 'getPublicApi')
+  t.equal(idOf('post', '/v1/webhooks/{webhook}/deliveries/{delivery}/redeliver'), 'postWebhookDeliveryRedeliver')
+})
+
+const METHODS = new Set(['get', 'put', 'post', 'patch', 'delete', 'head', 'options', 'trace'])
