@@ -60,7 +60,7 @@ import { registry, registryClient } from './index.js'
 // The package has no dependencies (not even @types/node): the script declares what it uses of Node.
 declare const process: { argv: string[] }
 registryClient.setConfig({ baseUrl: process.argv[2], headers: { Authorization: \`Bearer \${process.argv[3]}\` } })
-const { data, error, response } = await registry.getV1Apis({ query: { limit: 100 } })
+const { data, error, response } = await registry.getApis({ query: { limit: 100 } })
 if (error || !data) throw new Error(\`listing failed: \${response.status}\`)
 const names: string[] = data.data.map((api) => api.name)
 console.log(JSON.stringify({ status: response.status, total: data.total, names }))
@@ -86,10 +86,10 @@ use RegistrySdk\\ApiException;
 use RegistrySdk\\Registry\\Client;
 
 $client = new Client($argv[2], $argv[3]);
-$apis = $client->getV1Apis(null, 100);
+$apis = $client->getApis(null, 100);
 $missing = null;
 try {
-    $client->getV1ApisByApi('01ARZ3NDEKTSV4RRFFQ69G5FAV');
+    $client->getApi('01ARZ3NDEKTSV4RRFFQ69G5FAV');
 } catch (ApiException $e) {
     $missing = ['status' => $e->status, 'code' => $e->body['code']];
 }
