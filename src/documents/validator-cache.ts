@@ -1,0 +1,87 @@
+/**
+ * Compiled JSON Schema validators of Spectral's `schema` function, kept by the schema's canonical text
+ * (issue 19; docs/lint.md). Spectral caches them by schema object in Ajv instances it makes for every
+ * document, so every lint compiled every example's schema again, once per resolved copy: 57 % of a
+ * 500 KB lint was Ajv's code generation. A validator is a pure function of the schema, its dialect and
+ * the Ajv options, so one kept by text gives the same findings.
+ *
+ * Spectral's `createAjvInstances` (which its `schema` function calls once per document) is wrapped:
+ * schemas are looked up by dialect, `allErrors` and canonical JSON in a bounded cache, compiled on a miss
+ * with Spectral's own instances kept for the worker. A schema that names itself (`$id`, or draft-04's
+ * `id`) is left to the document's own instances, as before: a shared Ajv would answer an id it saw in
+ * another document; so is a schema that contains itself (it has no text). The shared instances are replaced every ROTATE compilations: Ajv keeps every schema
+ * it compiled, so they would otherwise grow without end (a validator keeps its own instance alive).
+ */
+import { createRequire } from 'node:module'
+import stableStringify from 'fast-json-stable-stringify'
+import { LRUCache } from 'lru-cache'
+
+type Validator = ((data: unknown) => boolean) & { errors?: unknown }
+type Compile = (schema: object, dialect: string, allErrors: boolean) => Validator
+interface SpectralAjv { createAjvInstances: () => Compile }
+
+/** Validators kept, at most. */
+const KEPT = 5000
+/** Compilations after which the shared Ajv instances are replaced. */
+const ROTATE = 1000
+
+const require = createRequire(import.meta.url)
+const validators = new LRUCache<string, Validator>({ max: KEPT })
+let enabled = true
+let installed = false
+let compiled = 0
+
+/** Validators compiled and kept since the worker started (a warm lint adds none). */
+export const compiledValidators = (): number => compiled
+
+/** Turns the cache off and on (the differential test compares the findings both ways). */
+export function useValidatorCache(on: boolean): void {
+  enabled = on
+  validators.clear()
+}
+
+/** Wraps Spectral's Ajv instances once per worker; call before Spectral lints. */
+export function installValidatorCache(): void {
+  if (installed) return
+  installed = true
+  const spectralAjv = require('@stoplight/spectral-functions/dist/schema/ajv.js') as SpectralAjv
+  const original = spectralAjv.createAjvInstances
+  let shared: Compile | undefined
+  let rotateAt = 0
+  spectralAjv.createAjvInstances = () => {
+    const perDocument = original()
+    return (schema, dialect, allErrors) => {
+      if (!enabled) return perDocument(schema, dialect, allErrors)
+      const text = canonicalText(schema)
+      if (text === undefined || namesItself(text, dialect)) return perDocument(schema, dialect, allErrors)
+      const key = `${dialect}\n${allErrors ? 1 : 0}\n${text}`
+      let validator = validators.get(key)
+      if (!validator) {
+        if (shared === undefined || compiled >= rotateAt) {
+          shared = original()
+          rotateAt = compiled + ROTATE
+        }
+        // A schema Ajv cannot compile (a $ref into the document) throws as before, and Spectral handles
+        // it as before: nothing is kept, so it throws again next time.
+        validator = shared(schema, dialect, allErrors)
+        compiled += 1
+        validators.set(key, validator)
+      }
+      return validator
+    }
+  }
+}
+
+/** The schema's canonical JSON; undefined for a schema that contains itself (a resolved recursive one). */
+function canonicalText(schema: object): string | undefined {
+  try {
+    return stableStringify(schema)
+  } catch {
+    return undefined
+  }
+}
+
+/** True when the schema text holds `$id` (or, in draft-04, `id`) as a member name anywhere. */
+function namesItself(text: string, dialect: string): boolean {
+  return text.includes('"$id":') || (dialect === 'draft4' && text.includes('"id":'))
+}
