@@ -99,10 +99,11 @@ export class FairScheduler {
   /** Waits for this tenant's turn; answers the function that gives the worker back (call it once). */
   async acquire(): Promise<() => void> {
     const tenant = tenants.getStore() ?? NOBODY
+    // Borrowed outside the tenant's counts, so no state of the tenant is made for it.
+    if (companions.getStore() === true && this.#waiting === 0 && this.#free > 0) return this.#borrow()
     const keyId = `${tenant.organization}\n${tenant.key}`
     const organization = this.#organizationState(tenant.organization)
     const key = this.#keyState(keyId)
-    if (companions.getStore() === true && this.#waiting === 0 && this.#free > 0) return this.#borrow()
     if (this.#free > 0 && organization.waiting.length === 0 && this.#mayStart(organization, keyId)) {
       this.#start(organization, key)
     } else {

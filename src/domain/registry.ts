@@ -133,7 +133,7 @@ export class Registry {
     this.deliverer = new WebhookDeliverer(storage, {
       outbound, secrets: this.secrets, log: this.log, timeoutMs: events.timeoutMs, payloadData: deliveredData(storage, this.changes),
     })
-    this.webhooks = new WebhookEndpoints(storage, this.secrets, outbound, () => this.deliverer.nudge())
+    this.webhooks = new WebhookEndpoints(storage, this.secrets, outbound)
     // Events are written by commits in this process and in others: each commit looks at the outbox.
     storage.onCommit(() => this.deliverer.nudge())
     this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound, log: this.log, secrets: this.secrets, events: report })

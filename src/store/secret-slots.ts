@@ -10,6 +10,10 @@ export type SecretRef =
   | { holder: 'mirror-remote'; organization_id: string; field: 'token' }
   | { holder: 'webhook-endpoint'; endpoint_id: string; field: 'secret' }
 
+/** Where a webhook endpoint's signing secret is. */
+export const webhookSecretRef = (endpointId: string): Extract<SecretRef, { holder: 'webhook-endpoint' }> =>
+  ({ holder: 'webhook-endpoint', endpoint_id: endpointId, field: 'secret' })
+
 /** One secret as committed: where it is, whose it is, and its stored value. */
 export interface SecretSlot {
   ref: SecretRef

@@ -18,11 +18,11 @@ import type { Secrets } from '../secrets.js'
 import type { ServerLog } from '../server-log.js'
 import { STDERR_LOG } from '../server-log.js'
 import type { Storage, Stores } from '../../storage/port.js'
-import { webhookSecretRef } from '../../storage/lmdb/webhook-secrets.js'
+import { webhookSecretRef } from '../../store/secret-slots.js'
 import type {
   WebhookAttempt, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord,
 } from '../../storage/records.js'
-import { failedTooLong, MAX_ATTEMPTS, nextAttemptAt } from './schedule.js'
+import { failedTooLong, nextAttemptAt } from './schedule.js'
 import { signedHeaders } from './signature.js'
 
 /** Attempts kept in a delivery's log, the latest. */
@@ -65,9 +65,8 @@ export class WebhookDeliverer {
   #stopping = false
   #wake: (() => void) | null = null
   #nudged = false
-  /** Attempts being sent, by delivery id. */
-  readonly #sending = new Map<string, Promise<void>>()
-  readonly #perEndpoint = new Map<string, number>()
+  /** Attempts being sent, by delivery id, with their endpoint. */
+  readonly #sending = new Map<string, { endpointId: string; done: Promise<void> }>()
 
   constructor(storage: Storage, options: DelivererOptions) {
     this.#storage = storage
@@ -105,7 +104,7 @@ export class WebhookDeliverer {
     for (;;) {
       const started = await this.fill((ran) => { if (ran) sent += 1 })
       if (started === 0 && this.#sending.size === 0) return sent
-      await Promise.race(this.#sending.values())
+      await Promise.race(this.#pending())
     }
   }
 
@@ -114,29 +113,25 @@ export class WebhookDeliverer {
    * holds at most PER_ENDPOINT of the CONCURRENCY slots, never the others' deliveries. Answers how many
    * it started.
    */
-  private async fill(done: (ran: boolean) => void = () => {}): Promise<number> {
+  private async fill(counted: (ran: boolean) => void = () => {}): Promise<number> {
     if (this.#sending.size >= CONCURRENCY) return 0
     const due = await this.#storage.read.webhooks.due(this.#now().toISOString(), DUE_READ)
     let started = 0
     for (const delivery of due) {
       if (this.#sending.size >= CONCURRENCY) break
-      if (this.#sending.has(delivery.id) || (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) >= PER_ENDPOINT) continue
-      this.#perEndpoint.set(delivery.endpoint_id, (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) + 1)
-      const sending = this.attempt(delivery.id)
+      if (this.#sending.has(delivery.id) || this.#sendingTo(delivery.endpoint_id) >= PER_ENDPOINT) continue
+      const done = this.attempt(delivery.id)
         .catch((error: unknown) => {
           this.#options.log.warn({ delivery_id: delivery.id, reason: String(error) }, 'webhooks: an attempt could not be recorded')
           return false
         })
         .then((ran) => {
           this.#sending.delete(delivery.id)
-          const left = (this.#perEndpoint.get(delivery.endpoint_id) ?? 1) - 1
-          if (left > 0) this.#perEndpoint.set(delivery.endpoint_id, left)
-          else this.#perEndpoint.delete(delivery.endpoint_id)
-          done(ran)
+          counted(ran)
           // A slot is free: the loop looks for more.
           this.nudge()
         })
-      this.#sending.set(delivery.id, sending)
+      this.#sending.set(delivery.id, { endpointId: delivery.endpoint_id, done })
       started += 1
     }
     return started
@@ -157,7 +152,17 @@ export class WebhookDeliverer {
       })
       this.#wake = null
     }
-    await Promise.all(this.#sending.values())
+    await Promise.all(this.#pending())
+  }
+
+  #pending(): Promise<void>[] {
+    return [...this.#sending.values()].map(({ done }) => done)
+  }
+
+  #sendingTo(endpointId: string): number {
+    let count = 0
+    for (const sending of this.#sending.values()) if (sending.endpointId === endpointId) count += 1
+    return count
   }
 
   /** Claims, sends and records one attempt; false when another attempt had it (or it is no longer due). */
@@ -264,5 +269,3 @@ export class WebhookDeliverer {
     return this.#options.clock()
   }
 }
-
-export { MAX_ATTEMPTS }

@@ -5,7 +5,7 @@
  */
 import { RegistryError, notFound } from '../../errors.js'
 import type { Storage } from '../../storage/port.js'
-import { webhookSecretRef } from '../../storage/lmdb/webhook-secrets.js'
+import { webhookSecretRef } from '../../store/secret-slots.js'
 import type { Page, PageRequest, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventType } from '../../storage/records.js'
 import { newId, now } from '../ids.js'
 import type { OutboundPolicy } from '../outbound.js'
@@ -63,8 +63,6 @@ export class WebhookEndpoints {
     private readonly storage: Storage,
     private readonly secrets: Secrets,
     private readonly outbound: OutboundPolicy,
-    /** Called when a delivery is due now (a redelivery): the deliverer's nudge. */
-    private readonly due: () => void = () => {},
   ) {}
 
   list(organizationId: string): Promise<WebhookEndpointRecord[]> {
@@ -143,9 +141,12 @@ export class WebhookEndpoints {
     return this.storage.read.webhooks.deliveries(id, page)
   }
 
-  /** Sends a delivery again (whatever became of it), now, with its retries; its log goes on. */
-  async redeliver(organizationId: string, endpointId: string, deliveryId: string): Promise<WebhookDeliveryRecord> {
-    const delivery = await this.storage.transaction(async (tx) => {
+  /**
+   * Sends a delivery again (whatever became of it), now, with its retries; its log goes on. Its commit
+   * nudges the deliverer (the registry has every commit do so), which sends it at once.
+   */
+  redeliver(organizationId: string, endpointId: string, deliveryId: string): Promise<WebhookDeliveryRecord> {
+    return this.storage.transaction(async (tx) => {
       const endpoint = await tx.webhooks.endpoint(endpointId)
       const delivery = await tx.webhooks.delivery(deliveryId)
       if (!endpoint || endpoint.organization_id !== organizationId || delivery?.endpoint_id !== endpointId) throw notFound('delivery')
@@ -158,8 +159,6 @@ export class WebhookEndpoints {
       await tx.webhooks.putDelivery(next)
       return next
     })
-    this.due()
-    return delivery
   }
 
   private checkUrl(url: string): void {

@@ -6,9 +6,6 @@
 /** Seconds after the failed attempt before the next one: attempt 2 waits 5 s, … attempt 8 waits 10 h. */
 export const RETRY_DELAYS_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600] as const
 
-/** Attempts of one delivery at most: the first and one per delay. */
-export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1
-
 /** An endpoint whose every attempt failed for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000
 

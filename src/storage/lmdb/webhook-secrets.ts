@@ -4,15 +4,12 @@
  * its holders are read synchronously). Replacements are port transactions on the same environment.
  */
 import type { RootDatabase } from 'lmdb'
-import { sameStoredSecret, type SecretHolder, type SecretRef, type SecretSlot } from '../../store/secret-slots.js'
+import { sameStoredSecret, webhookSecretRef, type SecretHolder, type SecretRef, type SecretSlot } from '../../store/secret-slots.js'
 import type { StoredSecret, WebhookEndpointRecord } from '../records.js'
 import { environmentOn, type LmdbEnvironment } from './databases.js'
 import { optimistic } from './optimistic.js'
 import type { Key } from './transaction-view.js'
 import { LmdbWebhooks } from './webhooks.js'
-
-export const webhookSecretRef = (endpointId: string): Extract<SecretRef, { holder: 'webhook-endpoint' }> =>
-  ({ holder: 'webhook-endpoint', endpoint_id: endpointId, field: 'secret' })
 
 export class LmdbWebhookSecrets implements SecretHolder {
   private readonly environment: LmdbEnvironment
