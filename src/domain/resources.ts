@@ -6,7 +6,7 @@ import type {
   BlockingSeverity, CompatibilityPolicy, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
-import { emitEvent, resourceSummary, versionEventData } from './events/outbox.js'
+import { emitEvent, reportEvent, resourceSummary, versionEventData } from './events/outbox.js'
 import { isUlid, newId, now } from './ids.js'
 import type { Actor } from './organizations.js'
 import { checkSlug, deriveSlug } from './slugs.js'
@@ -170,8 +170,7 @@ export class Resources {
     })
     // Its own transaction, right after the delete's: deletion still commits through the index (its hooks
     // write features not on the storage port yet), so a crash between the two loses this one event.
-    await this.storage.transaction((tx) =>
-      emitEvent(tx, removed.organization_id, 'resource.deleted', { resource: resourceSummary(removed) }))
+    await reportEvent(this.storage, removed.organization_id, 'resource.deleted', { resource: resourceSummary(removed) })
   }
 
   upload(resource: ResourceRecord, input: DocumentInput) {

@@ -15,7 +15,7 @@ import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { RegistryReferences } from './registry-refs.js'
 import { severityOf } from './views.js'
 import { appendVersion } from './versions.js'
-import { emitEvent, resourceSummary } from './events/outbox.js'
+import { reportEvent, resourceSummary } from './events/outbox.js'
 
 /** The refusals reported as `upload.blocked`: the lint gate and the compatibility gate. */
 const BLOCKED = new Set(['lint_blocked', 'incompatible'])
@@ -107,10 +107,10 @@ export class Uploads {
    */
   private async reportBlocked(resource: ResourceRecord, source: VersionSource, error: RegistryError): Promise<void> {
     const errors = error.errors ?? []
-    await this.storage.transaction((tx) => emitEvent(tx, resource.organization_id, 'upload.blocked', {
+    await reportEvent(this.storage, resource.organization_id, 'upload.blocked', {
       resource: resourceSummary(resource), source, code: error.code, detail: error.message,
       errors: errors.slice(0, BLOCKED_ERRORS_LISTED), total_errors: errors.length,
-    }))
+    })
   }
 
   private async publish(resource: ResourceRecord, input: DocumentInput, source: VersionSource): Promise<UploadOutcome> {

@@ -58,18 +58,20 @@ export function versionEventData(resource: ResourceRecord, version: VersionRecor
 export const versionEventType = (version: VersionRecord): WebhookEventType =>
   version.source === 'restore' ? 'version.restored' : 'version.created'
 
-/**
- * Reports an event in a transaction of its own, for changes that commit outside the storage port (SDK
- * builds and repository syncs keep their state in the index until they move onto it: a crash between
- * their commit and this one loses the event) and for refusals, which store nothing else.
- */
+/** What features outside the storage port are handed to report their events with (see reportEvent). */
 export type ReportEvent = (organizationId: string, type: WebhookEventType, data: Record<string, unknown>) => Promise<void>
 
-export function eventReporter(storage: Storage): ReportEvent {
-  return async (organizationId, type, data) => {
-    await storage.transaction((tx) => emitEvent(tx, organizationId, type, data))
-  }
+/**
+ * Reports an event in a transaction of its own, for changes that commit outside the storage port
+ * (resource deletion, SDK builds and repository syncs keep their state in the index until they move onto
+ * it: a crash between their commit and this one loses the event) and for refusals, which store nothing else.
+ */
+export async function reportEvent(storage: Storage, organizationId: string, type: WebhookEventType, data: Record<string, unknown>): Promise<void> {
+  await storage.transaction((tx) => emitEvent(tx, organizationId, type, data))
 }
+
+/** `reportEvent` on one storage, for features that are handed a reporter. */
+export const eventReporter = (storage: Storage): ReportEvent => (organizationId, type, data) => reportEvent(storage, organizationId, type, data)
 
 /** For code that reports nothing (tests that build a runner or a sync without a registry). */
 export const REPORT_NOTHING: ReportEvent = async () => {}
