@@ -7,6 +7,11 @@ import type {
   BlobStore, DiffResult, Finding, JournalChange, JournalEntry, KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind,
   ResourceRecord, SessionRecord, VersionRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord,
 } from './records.js'
+import type { RepositoryReader, RepositoryStore } from './features/repositories.js'
+import type { SdkReader, SdkStore } from './features/sdks.js'
+import type { SiteReader, SiteStore } from './features/sites.js'
+
+export type { RepositoryReader, RepositoryStore, SdkReader, SdkStore, SiteReader, SiteStore }
 
 export interface Storage {
   readonly kind: 'lmdb' | 'postgres'
@@ -36,6 +41,9 @@ export interface Stores extends ReadStores {
   readonly webhooks: WebhookStore
   readonly results: ResultStore
   readonly sessions: SessionStore
+  readonly sites: SiteStore
+  readonly sdks: SdkStore
+  readonly repositories: RepositoryStore
 }
 
 export interface ReadStores {
@@ -47,6 +55,10 @@ export interface ReadStores {
   readonly webhooks: WebhookReader
   readonly results: ResultReader
   readonly sessions: SessionReader
+  /** Sites and guides, SDKs and builds, repository connections: features/ (each section in its own file). */
+  readonly sites: SiteReader
+  readonly sdks: SdkReader
+  readonly repositories: RepositoryReader
 }
 
 // ---------------------------------------------------------------- organizations and keys

@@ -16,6 +16,9 @@ import { LmdbVersions } from './versions.js'
 import { LmdbWebhooks } from './webhooks.js'
 import { LmdbResults } from './results.js'
 import { LmdbSessions } from './sessions.js'
+import { LmdbSites } from './sites.js'
+import { LmdbSdks } from './sdks.js'
+import { LmdbRepositories } from './repositories.js'
 
 export interface LmdbStorageOptions {
   /** Bytes of documents kept in memory by the blob store. */
@@ -111,6 +114,9 @@ export class LmdbStorage implements Storage {
       webhooks: new LmdbWebhooks(access, this.environment.port, index),
       results: new LmdbResults(access, index),
       sessions: new LmdbSessions(access, this.environment.sessions),
+      sites: new LmdbSites(access, this.environment),
+      sdks: new LmdbSdks(access, this.environment),
+      repositories: new LmdbRepositories(access, this.environment),
     }
   }
 }

@@ -17,6 +17,9 @@ import { PgVersions } from './versions.js'
 import { PgWebhooks } from './webhooks.js'
 import { PgResults } from './results.js'
 import { PgSessions } from './sessions.js'
+import { PgSites } from './sites.js'
+import { PgSdks } from './sdks.js'
+import { PgRepositories } from './repositories.js'
 
 /** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
 const RETRIED = new Set(['40001', '40P01'])
@@ -100,6 +103,9 @@ export class PostgresStorage implements Storage {
       webhooks: new PgWebhooks(sql),
       results: new PgResults(sql),
       sessions: new PgSessions(sql),
+      sites: new PgSites(sql),
+      sdks: new PgSdks(sql),
+      repositories: new PgRepositories(sql),
     }
   }
 }
