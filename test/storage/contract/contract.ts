@@ -11,6 +11,9 @@ import type {
   BlobRef, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord, WebhookDeliveryRecord,
   WebhookEndpointRecord, WebhookEventRecord,
 } from '../../../src/storage/records.js'
+import { repositoryContract } from './repositories.js'
+import { sdkContract } from './sdks.js'
+import { siteContract } from './sites.js'
 
 export type OpenStorage = (t: Test) => Promise<Storage>
 
@@ -419,4 +422,7 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.equal(await storage.blobs.has(ref), true)
     t.equal((await storage.blobs.get(ref)).toString('utf8'), text)
   })
+  siteContract(t, open)
+  sdkContract(t, open)
+  repositoryContract(t, open)
 }
