@@ -34,13 +34,16 @@ export function child(loc: Loc, key: string | number): Loc {
   return { node: value, ptr: childPointer(loc.ptr, key) }
 }
 
-/** Deep equality of JSON values (key order does not matter). */
-export function deepEqual(x: unknown, y: unknown): boolean {
-  if (x === y) return true
-  if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false
+/**
+ * Deep equality of JSON values (key order does not matter). Given `refs`, also collects the `$ref`
+ * strings of the objects it compared (of equal values; it stops at the first difference).
+ */
+export function deepEqual(x: unknown, y: unknown, refs?: Set<string>): boolean {
+  if (x === y && refs === undefined) return true
+  if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return x === y
   if (Array.isArray(x)) {
     if (!Array.isArray(y) || x.length !== y.length) return false
-    for (let i = 0; i < x.length; i++) if (!deepEqual(x[i], y[i])) return false
+    for (let i = 0; i < x.length; i++) if (!deepEqual(x[i], y[i], refs)) return false
     return true
   }
   if (Array.isArray(y)) return false
@@ -48,7 +51,8 @@ export function deepEqual(x: unknown, y: unknown): boolean {
   const yo = y as JsonObject
   const keys = Object.keys(xo)
   if (keys.length !== Object.keys(yo).length) return false
-  for (const key of keys) if (!hasOwn(yo, key) || !deepEqual(xo[key], yo[key])) return false
+  for (const key of keys) if (!hasOwn(yo, key) || !deepEqual(xo[key], yo[key], refs)) return false
+  if (refs !== undefined && typeof xo.$ref === 'string' && hasOwn(xo, '$ref')) refs.add(xo.$ref)
   return true
 }
 

@@ -6,11 +6,12 @@
  */
 import { CHECKS, classify, type Check, type Side } from './checks.js'
 import {
-  child, deepEqual, hasOwn, isObject, member, shown, JsonDocument, type JsonObject, type Loc,
+  child, childPointer, deepEqual, hasOwn, isObject, member, shown, JsonDocument, type JsonObject, type Loc,
 } from './json.js'
 import { SchemaGraph, keywordsOf, type LocalChange, type SchemaNode } from './schema-graph.js'
 import { operationMembers } from '../operations.js'
 import { DiffBuilder } from './result.js'
+import { UnchangedParts } from './unchanged.js'
 import type { ChangeKind, DiffResult, Operation } from './types.js'
 
 /** The operations of a path item by method (see operationMembers). */
@@ -96,11 +97,22 @@ class OpenApiDiff {
   readonly #graph: SchemaGraph
   readonly #result = new DiffBuilder()
   readonly #roots: SchemaRoot[] = []
+  readonly #unchanged: UnchangedParts
+  /**
+   * True when what an operation means beyond its own text and references is the same in both: the
+   * document's security (operations without their own inherit it) and what decides how schemas read.
+   */
+  readonly #sameContext: boolean
+  readonly #skipUnchanged: boolean
 
-  constructor(before: unknown, after: unknown) {
+  constructor(before: unknown, after: unknown, options: DiffOptions) {
     this.#before = new JsonDocument(before)
     this.#after = new JsonDocument(after)
     this.#graph = new SchemaGraph(this.#before, this.#after)
+    this.#unchanged = new UnchangedParts(this.#before, this.#after)
+    this.#sameContext = options.skipUnchanged !== false
+      && ['/openapi', '/security', '/jsonSchemaDialect'].every((ptr) => deepEqual(this.#before.at(ptr), this.#after.at(ptr)))
+    this.#skipUnchanged = options.skipUnchanged !== false
   }
 
   run(): DiffResult {
@@ -204,6 +216,8 @@ class OpenApiDiff {
     for (const path of aPaths) {
       const bPath = bByKey.get(key(path))
       if (bPath !== undefined) matched.add(bPath)
+      // A path item equal on both sides, down to everything it references, has nothing to report.
+      if (bPath === path && this.#sameContext && this.#unchanged.at(childPointer(after.ptr, path))) continue
       this.comparePathItem(bPath, path, before, after, webhooks)
     }
     for (const path of bPaths) if (!matched.has(path)) this.comparePathItem(path, undefined, before, after, webhooks)
@@ -517,6 +531,7 @@ class OpenApiDiff {
         const component = `${type}/${name}`
         const bLoc = child(bGroup, name)
         const aLoc = child(aGroup, name)
+        if (this.#skipUnchanged && this.#unchanged.at(aLoc.ptr)) continue
         if (type === 'securitySchemes' && usedSchemes.has(name)) {
           this.compareSecurityScheme(bLoc, aLoc, component)
           continue
@@ -611,8 +626,16 @@ interface OperationLocs {
   path: string
 }
 
-export function diffOpenApi(before: unknown, after: unknown): DiffResult {
-  return new OpenApiDiff(before, after).run()
+export interface DiffOptions {
+  /**
+   * Skip path items and components equal in both versions down to everything they reference (the
+   * default). The result is the same either way; tests compare the two.
+   */
+  skipUnchanged?: boolean
+}
+
+export function diffOpenApi(before: unknown, after: unknown, options: DiffOptions = {}): DiffResult {
+  return new OpenApiDiff(before, after, options).run()
 }
 
 export type { Operation }
