@@ -7,8 +7,8 @@
  */
 import { RegistryError, type ProblemItem } from '../errors.js'
 import { parseRegistryRef, type RegistryDocuments } from '../documents/registry-refs.js'
-import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
-import type { VersionRecord } from '../store/records.js'
+import type { Storage } from '../storage/port.js'
+import type { BlobStore, VersionRecord } from '../storage/records.js'
 
 /** Who reads: an organization (its own schemas and public ones), or anyone (public schemas only). */
 export type Reader = { organizationId: string } | 'public'
@@ -19,7 +19,7 @@ const CANDIDATE = /\/@[a-z0-9]+(?:-[a-z0-9]+)*\/schemas\/[a-z0-9]+(?:-[a-z0-9]+)
 export const MAX_REGISTRY_REFS = 50
 
 export class RegistryReferences {
-  constructor(private readonly index: RegistryIndex, private readonly blobs: BlobStore) {}
+  constructor(private readonly storage: Storage, private readonly blobs: BlobStore) {}
 
   /**
    * The schemas the targets name, for this reader. Throws `invalid_document` naming each target that
@@ -54,7 +54,7 @@ export class RegistryReferences {
     const documents: RegistryDocuments = {}
     const missing: string[] = []
     for (const target of targets) {
-      const found = this.version(target, reader)
+      const found = await this.version(target, reader)
       if (!found) {
         missing.push(target)
         continue
@@ -66,15 +66,16 @@ export class RegistryReferences {
     return { documents, missing }
   }
 
-  private version(target: string, reader: Reader): { version: VersionRecord; org: string; slug: string } | undefined {
+  private async version(target: string, reader: Reader): Promise<{ version: VersionRecord; org: string; slug: string } | undefined> {
     const ref = parseRegistryRef(target)
     if (!ref) return undefined
-    const org = this.index.getOrganizationBySlug(ref.org)
-    const schema = org && this.index.getResourceBySlug(org.id, 'schema', ref.slug)
+    const { organizations, resources, versions } = this.storage.read
+    const org = await organizations.bySlug(ref.org)
+    const schema = org && await resources.bySlug(org.id, 'schema', ref.slug)
     if (!org || !schema) return undefined
     const own = reader !== 'public' && reader.organizationId === org.id
     if (!own && schema.visibility !== 'public') return undefined
-    const version = ref.version === 'latest' ? this.index.getCurrentVersion(schema.id) : this.index.getVersion(schema.id, ref.version)
+    const version = ref.version === 'latest' ? await versions.current(schema.id) : await versions.get(schema.id, ref.version)
     return version ? { version, org: org.slug, slug: schema.slug } : undefined
   }
 }

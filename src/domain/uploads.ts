@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache'
 import { RegistryError } from '../errors.js'
 import { parseDocumentText } from '../documents/parse.js'
 import type { CheckResult, ConvertedFrom, DigestResult, DocumentFormat, Finding, LocatedFinding, RulesetInput } from '../documents/types.js'
-import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { BlobStore } from '../store/interfaces.js'
 import type { ReadStores, Storage } from '../storage/port.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../store/records.js'
 import { diffSummaryView, isDiffable, type Changes, type DiffSide } from './changes.js'
@@ -75,15 +75,13 @@ export class Uploads {
 
   constructor(
     private readonly storage: Storage,
-    /** The lint cache, the blob tallies and registry references (not on the port yet). */
-    private readonly index: RegistryIndex,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
     private readonly changes: Changes,
     private readonly compatibility: CompatibilityGate,
     private readonly metrics: DomainMetrics = NO_METRICS,
   ) {
-    this.references = new RegistryReferences(index, blobs)
+    this.references = new RegistryReferences(storage, blobs)
   }
 
   /**
@@ -196,10 +194,10 @@ export class Uploads {
     return digest
   }
 
-  /** Stores a prepared document's blob (tallied in the index when new); the caller's index transaction follows. */
+  /** Stores a prepared document's blob (tallied when new); the caller's transaction follows. */
   async storeBlob(prepared: PreparedDocument): Promise<void> {
     const { created, size } = await this.blobs.put(prepared, prepared.text)
-    if (created) await this.index.recordBlobs(1, size)
+    if (created) await this.storage.transaction((tx) => tx.tallies.addBlobs(1, size))
   }
 
   versionRecord(resource: ResourceRecord, number: number, prepared: PreparedDocument, source: VersionSource): VersionRecord {
@@ -282,7 +280,7 @@ export class Uploads {
     const registryDocuments = kind === 'api' && digest.registryRefs && resource.organization_id
       ? await this.references.resolve(digest.registryRefs, { organizationId: resource.organization_id })
       : undefined
-    // Validity is recorded per resource kind when a version is committed (see RegistryIndex).
+    // Validity is recorded per resource kind when a version is committed (versions.append).
     const knownValid = validated || (!registryDocuments && await this.storage.read.versions.isKnownValid(kind, digest.checksum))
     const cachedFindings = lint && !registryDocuments ? await this.storage.read.results.lint(lint.version.checksum, digest.checksum) : undefined
     const needsLint = lint !== undefined && cachedFindings === undefined

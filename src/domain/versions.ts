@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import { notFound } from '../errors.js'
 import type { DocumentFormat } from '../documents/types.js'
-import type { BlobStore, RegistryIndex, VersionBuilder } from '../store/interfaces.js'
+import type { BlobStore, VersionBuilder } from '../store/interfaces.js'
 import type { Storage, Stores } from '../storage/port.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'
@@ -26,15 +26,13 @@ export class Versions {
 
   constructor(
     private readonly storage: Storage,
-    /** The lint cache and registry references (not on the port yet). */
-    private readonly index: RegistryIndex,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
     private readonly compatibility: CompatibilityGate,
     convertedCacheBytes = 64 * 1024 * 1024,
   ) {
     this.converted = new LRUCache<string, Buffer>({ maxSize: convertedCacheBytes, sizeCalculation: (b) => Math.max(1, b.length) })
-    this.references = new RegistryReferences(index, blobs)
+    this.references = new RegistryReferences(storage, blobs)
   }
 
   list(resource: ResourceRecord, page: PageRequest): Promise<Page<VersionRecord>> {

@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetr
 import type { WorkerEnd, WorkerObserver, WorkPhase } from '../documents/pool.js'
 import type { DomainMetrics } from '../domain/metrics.js'
 import type { Registry } from '../domain/registry.js'
+import type { StorageTallies } from '../storage/features/tallies.js'
 import { RequestStats, type RequestRecorder } from './request-stats.js'
 
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120]
@@ -50,8 +51,8 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
       name: 'registry_versions_written_total',
       help: 'Versions committed to this storage by any process (server or CLI), by resource kind and source',
       labelNames: ['kind', 'source'], registers,
-      collect() {
-        for (const { kind, source, count } of metrics.tracked?.index.tallies().versionsWritten ?? []) {
+      async collect() {
+        for (const { kind, source, count } of (await metrics.tallies())?.versionsWritten ?? []) {
           const key = `${kind}\0${source}`
           const delta = count - (metrics.versionsShown.get(key) ?? 0)
           if (delta > 0) this.inc({ kind, source }, delta)
@@ -61,7 +62,7 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
     })
     new Gauge({
       name: 'registry_versions', help: 'Versions stored, of every resource', registers,
-      collect() { this.set(metrics.tracked?.index.tallies().versions ?? 0) },
+      async collect() { this.set((await metrics.tallies())?.versions ?? 0) },
     })
     this.workersReplaced = new Counter({
       name: 'registry_document_workers_replaced_total',
@@ -70,11 +71,11 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
     })
     new Gauge({
       name: 'registry_blobs', help: 'Stored blobs: counted on disk at start, then the changes every process (the CLI too) tallied in the index',
-      registers, collect() { this.set(metrics.blobs().count) },
+      registers, async collect() { this.set((await metrics.blobs()).count) },
     })
     new Gauge({
       name: 'registry_blob_bytes', help: 'Bytes of stored blobs (as registry_blobs)',
-      registers, collect() { this.set(metrics.blobs().bytes) },
+      registers, async collect() { this.set((await metrics.blobs()).bytes) },
     })
     new Gauge({
       name: 'registry_document_queue_depth', help: 'Document tasks waiting for a worker', registers,
@@ -103,13 +104,20 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
    */
   track(registry: Registry): void {
     this.tracked = registry
-    this.tallyAtListing = registry.index.tallies().blobs
-    void this.countBlobs(registry).catch(() => undefined)
+    // The listing starts once the tally it is measured against is read.
+    void registry.storage.read.tallies.get()
+      .then((tallies) => { this.tallyAtListing = tallies.blobs })
+      .then(() => this.countBlobs(registry)).catch(() => undefined)
+  }
+
+  /** The storage's tallies now (any process's writes), when a registry is followed. */
+  private async tallies(): Promise<StorageTallies | undefined> {
+    return this.tracked?.storage.read.tallies.get()
   }
 
   /** The blobs listed at start, plus what every process tallied since. */
-  private blobs(): { count: number; bytes: number } {
-    const now = this.tracked?.index.tallies().blobs ?? this.tallyAtListing
+  private async blobs(): Promise<{ count: number; bytes: number }> {
+    const now = (await this.tallies())?.blobs ?? this.tallyAtListing
     return {
       count: this.listed.count + now.count - this.tallyAtListing.count,
       bytes: this.listed.bytes + now.bytes - this.tallyAtListing.bytes,

@@ -10,8 +10,9 @@ import type {
 import type { RepositoryReader, RepositoryStore } from './features/repositories.js'
 import type { SdkReader, SdkStore } from './features/sdks.js'
 import type { SiteReader, SiteStore } from './features/sites.js'
+import type { TallyReader, TallyStore } from './features/tallies.js'
 
-export type { RepositoryReader, RepositoryStore, SdkReader, SdkStore, SiteReader, SiteStore }
+export type { RepositoryReader, RepositoryStore, SdkReader, SdkStore, SiteReader, SiteStore, TallyReader, TallyStore }
 
 export interface Storage {
   readonly kind: 'lmdb' | 'postgres'
@@ -44,6 +45,7 @@ export interface Stores extends ReadStores {
   readonly sites: SiteStore
   readonly sdks: SdkStore
   readonly repositories: RepositoryStore
+  readonly tallies: TallyStore
 }
 
 export interface ReadStores {
@@ -59,6 +61,8 @@ export interface ReadStores {
   readonly sites: SiteReader
   readonly sdks: SdkReader
   readonly repositories: RepositoryReader
+  /** Counts for /metrics and verify (features/tallies.ts). */
+  readonly tallies: TallyReader
 }
 
 // ---------------------------------------------------------------- organizations and keys

@@ -19,6 +19,7 @@ import { LmdbSessions } from './sessions.js'
 import { LmdbSites } from './sites.js'
 import { LmdbSdks } from './sdks.js'
 import { LmdbRepositories } from './repositories.js'
+import { LmdbTallies } from './tallies.js'
 
 export interface LmdbStorageOptions {
   /** Bytes of documents kept in memory by the blob store. */
@@ -117,6 +118,7 @@ export class LmdbStorage implements Storage {
       sites: new LmdbSites(access, this.environment),
       sdks: new LmdbSdks(access, this.environment),
       repositories: new LmdbRepositories(access, this.environment),
+      tallies: new LmdbTallies(access, index),
     }
   }
 }

@@ -2,6 +2,7 @@ import { RegistryError, notFound } from '../../errors.js'
 import type { VersionStore } from '../port.js'
 import type { Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../records.js'
 import { json, recordOf, recordsOf, type Sql } from './sql.js'
+import { tallyVersionWritten } from './tallies.js'
 
 export class PgVersions implements VersionStore {
   constructor(private readonly sql: Sql) {}
@@ -55,6 +56,7 @@ export class PgVersions implements VersionStore {
     )
     if (rowCount !== 1) throw new RegistryError('conflict', `version ${version.number} of ${resource.id} was taken meanwhile`)
     await this.sql.query('INSERT INTO valid_documents (kind, checksum) VALUES ($1, $2) ON CONFLICT DO NOTHING', [version.kind, version.checksum])
+    await tallyVersionWritten(this.sql, version.kind, version.source)
     return updated
   }
 }

@@ -14,6 +14,7 @@ import type {
 import { repositoryContract } from './repositories.js'
 import { sdkContract } from './sdks.js'
 import { siteContract } from './sites.js'
+import { tallyContract } from './tallies.js'
 
 export type OpenStorage = (t: Test) => Promise<Storage>
 
@@ -425,4 +426,5 @@ export function storageContract(t: Test, open: OpenStorage): void {
   siteContract(t, open)
   sdkContract(t, open)
   repositoryContract(t, open)
+  tallyContract(t, open)
 }

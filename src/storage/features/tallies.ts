@@ -1,0 +1,18 @@
+/**
+ * The port's tallies section: what /metrics and `registry verify` count without reading everything,
+ * kept by every process that writes (the CLI too). The versions written are tallied by `versions.append`;
+ * blobs by whoever stored one (`addBlobs`, right after the blob store said it was new).
+ */
+import type { StorageTallies } from '../../store/interfaces.js'
+
+export type { StorageTallies }
+
+export interface TallyReader {
+  /** Versions stored now, versions written since the tally began by kind and source, and blobs created less removed. */
+  get(): Promise<StorageTallies>
+}
+
+export interface TallyStore extends TallyReader {
+  /** Adds to the blob tally. Commutative: applied at commit, it never conflicts with another writer. */
+  addBlobs(count: number, bytes: number): Promise<void>
+}
