@@ -53,12 +53,12 @@ export async function importFile(registry: Registry, actor: Actor, root: string,
     if (!kind) return { file: name, outcome: 'skipped', error: 'not an OpenAPI document, JSON Schema or ruleset' }
     const slug = deriveSlug(name.slice(0, -extname(name).length), kind)
     const input = { body: text, shape: 'document' as const }
-    const existing = registry.index.getResourceBySlug(actor.organization.id, kind, slug)
+    const existing = await registry.storage.read.resources.bySlug(actor.organization.id, kind, slug)
     const resource = existing ?? (await registry.resources.create(actor, kind, {
       name: basename(file, extname(file)), slug, ...(kind === 'ruleset' ? { document: text } : {}),
     })).resource
     if (!existing && kind === 'ruleset') {
-      return { file: name, kind, slug, outcome: 'created', version: registry.index.getCurrentVersion(resource.id)?.number }
+      return { file: name, kind, slug, outcome: 'created', version: (await registry.storage.read.versions.current(resource.id))?.number }
     }
     try {
       const { version, created } = await registry.uploads.upload(resource, input)

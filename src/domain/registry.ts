@@ -163,12 +163,12 @@ export class Registry {
     return registry
   }
 
-  /** What `/readyz` reports: the index answers a read, and a worker can take a task. */
-  readiness(): { storage: boolean; workers: boolean } {
+  /** What `/readyz` reports: the storage answers a read (a database that is down does not), and a worker can take a task. */
+  async readiness(): Promise<{ storage: boolean; workers: boolean }> {
     let storage = !this.#closed
     if (storage) {
       try {
-        this.index.getOrganization('readyz')
+        await this.storage.read.organizations.get('readyz')
       } catch {
         storage = false
       }

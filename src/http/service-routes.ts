@@ -22,7 +22,7 @@ export function registerServiceRoutes(app: FastifyInstance, registry: Registry):
       response: { 200: Readiness },
     },
   }, async (_request, reply) => {
-    const { storage, workers } = registry.readiness()
+    const { storage, workers } = await registry.readiness()
     if (storage && workers) return { status: 'ready' as const, storage, workers }
     const missing = [storage ? '' : 'the storage is not open', workers ? '' : 'no document worker is running'].filter(Boolean)
     return sendProblem(reply, new RegistryError('unavailable', `not ready: ${missing.join('; ')}`))

@@ -84,8 +84,8 @@ export class RegistryMetrics implements DomainMetrics, WorkerObserver {
     new Gauge({
       name: 'registry_ready', help: 'Whether a component is ready (1) or not (0): storage, workers',
       labelNames: ['component'], registers,
-      collect() {
-        const readiness = metrics.tracked?.readiness() ?? { storage: false, workers: false }
+      async collect() {
+        const readiness = (await metrics.tracked?.readiness()) ?? { storage: false, workers: false }
         this.set({ component: 'storage' }, readiness.storage ? 1 : 0)
         this.set({ component: 'workers' }, readiness.workers ? 1 : 0)
       },
