@@ -3,7 +3,7 @@
  * has, its latest versions across resources, and what failed recently (repository syncs, SDK builds).
  */
 import type { BuildRecord } from '../store/sdk-records.js'
-import type { RepositoryConnectionRecord } from '../store/repository-store.js'
+import type { RepositoryConnectionRecord } from '../storage/records.js'
 import type { ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { Actor } from './organizations.js'
 import type { Registry } from './registry.js'
@@ -30,7 +30,7 @@ export async function organizationOverview(registry: Registry, actor: Actor, lim
   }
   const recentVersions = (await Promise.all((await versions.recent(org, limit))
     .map((version) => withResource(version.resource_id, (resource) => ({ resource, version }))))).flat()
-  const failedSyncs = (await Promise.all(registry.repositorySync.failedSyncs(actor).slice(0, limit)
+  const failedSyncs = (await Promise.all((await registry.repositorySync.failedSyncs(actor)).slice(0, limit)
     .map((connection) => withResource(connection.api_id, (api) => ({ api, connection }))))).flat()
   const builds = registry.sdks.listBuilds(actor, { offset: 0, limit: BUILDS_LOOKED_AT })
   return {

@@ -30,7 +30,7 @@ import { SdkStore } from '../store/sdk-store.js'
 import { BuildRunner } from './build-runner.js'
 import { Sdks } from './sdks.js'
 import { Mirror } from './mirror.js'
-import { LmdbRepositoryStore } from '../store/repository-store.js'
+import { repositoryConnectionRemover } from '../store/repository-store.js'
 import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../sync/pool.js'
 import { RepositorySync } from './repository-sync.js'
 import { OutboundPolicy } from './outbound.js'
@@ -138,8 +138,11 @@ export class Registry {
     storage.onCommit(() => this.deliverer.nudge())
     this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound, log: this.log, secrets: this.secrets, events: report })
     this.resources.deleteHooks.push(this.sdks.guardApiDelete)
-    this.repositorySync = new RepositorySync(index, this.resources, this.uploads, LmdbRepositoryStore.of(index),
+    this.repositorySync = new RepositorySync(storage, this.resources, this.uploads,
       new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log, report)
+    // Until deletion moves onto the port: an API's delete removes its repository connection in the index's transaction.
+    const removeConnection = repositoryConnectionRemover(LmdbIndex.require(index, 'repository connections'))
+    this.resources.deleteHooks.push((resource) => { if (resource.kind === 'api') removeConnection(resource.id) })
     this.referenceParts = new ReferenceParts(blobs, new ReferenceWorkers({ memoryMb: reference.memoryMb ?? 4096 }), {
       ...DEFAULT_REFERENCE_PARTS, splitAboveBytes: reference.splitAboveBytes ?? DEFAULT_REFERENCE_PARTS.splitAboveBytes,
     })

@@ -4,16 +4,16 @@
  * fetches the branch shallow in a sync worker, bundles the file's relative `$ref`s, and publishes the
  * result through the one upload path (`Uploads.upload`, lint gate included) with `source` set to the
  * provider. Syncs run on an in-process queue, one per API at a time; every connection keeps its last
- * sync's outcome.
+ * sync's outcome. Connections and delivery ids are on the storage port (`repositories`): every change
+ * is one `storage.transaction`, decided on what it read through `tx`.
  */
 import { posix } from 'node:path'
-import { RegistryError, invalidRequest, notFound, type ProblemItem } from '../errors.js'
+import { RegistryError, invalidRequest, type ProblemItem } from '../errors.js'
 import type { SnapshotFetcher } from '../sync/pool.js'
 import { FETCH_STEP } from '../sync/snapshot.js'
-import type { RegistryIndex } from '../store/interfaces.js'
-import {
-  connectionSecretRef, type LastSyncRecord, type RepositoryConnectionRecord, type RepositoryProvider, type RepositoryStore, type SyncStatus,
-} from '../store/repository-store.js'
+import type { Storage } from '../storage/port.js'
+import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, SyncStatus } from '../storage/records.js'
+import { connectionSecretRef } from '../store/secret-slots.js'
 import { newId, now } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
 import { Redactor } from './redaction.js'
@@ -140,6 +140,8 @@ function connectionRedactor(connection: RepositoryConnectionRecord, secrets: Sec
   ])
 }
 
+const notConnected = () => new RegistryError('not_found', 'the API is not connected to a repository')
+
 function keptError(error: RegistryError): NonNullable<LastSyncRecord['error']> {
   const kept: NonNullable<LastSyncRecord['error']> = { code: error.code, detail: error.message }
   if (error.errors) kept.errors = error.errors.slice(0, MAX_KEPT_PROBLEMS) as ProblemItem[]
@@ -150,10 +152,9 @@ export class RepositorySync {
   readonly #queue = new SyncQueue()
 
   constructor(
-    private readonly index: RegistryIndex,
+    private readonly storage: Storage,
     private readonly resources: Resources,
     private readonly uploads: Uploads,
-    private readonly store: RepositoryStore,
     private readonly fetcher: SnapshotFetcher,
     /** Seals the token and webhook secret when stored, opens them where they are used. */
     private readonly secrets: Secrets,
@@ -163,16 +164,11 @@ export class RepositorySync {
     private readonly log: ServerLog = STDERR_LOG,
     /** Reports `sync.failed` (a failed or blocked sync). */
     private readonly events: ReportEvent = REPORT_NOTHING,
-  ) {
-    // Deleting an API removes its connection in the same transaction.
-    resources.deleteHooks.push((resource) => {
-      if (resource.kind === 'api') store.removeInTransaction(resource.id)
-    })
-  }
+  ) {}
 
   /** The organization's connections whose last sync failed or was blocked by the lint gate. */
-  failedSyncs(actor: Actor): RepositoryConnectionRecord[] {
-    return this.store.connectionsOf(actor.organization.id)
+  async failedSyncs(actor: Actor): Promise<RepositoryConnectionRecord[]> {
+    return (await this.storage.read.repositories.list(actor.organization.id))
       .filter((connection) => connection.last_sync?.status === 'failed' || connection.last_sync?.status === 'blocked')
       .sort((a, b) => (a.last_sync!.finished_at < b.last_sync!.finished_at ? 1 : -1))
   }
@@ -185,13 +181,15 @@ export class RepositorySync {
     const branch = checkBranch(input.branch)
     const path = checkPath(input.path)
     // Built inside the transaction from the connection as committed: what it keeps of the one it
-    // replaces (id, creation time, last sync) is never an earlier copy.
-    return this.store.put(api.id, (before) => {
+    // replaces (id, creation time, last sync) is never an earlier copy. The adapter refuses an API
+    // deleted meanwhile (404).
+    return this.storage.transaction(async (tx) => {
+      const before = await tx.repositories.get(api.id)
       const at = now()
       const sameSource = before !== undefined && before.provider === input.provider && before.normalized_url === normalized
         && before.branch === branch && before.path === path
       const identity = { api_id: api.id, id: before?.id ?? newId() }
-      return {
+      const connection: RepositoryConnectionRecord = {
         ...identity,
         organization_id: api.organization_id,
         provider: input.provider,
@@ -206,22 +204,24 @@ export class RepositorySync {
         // The last sync stays with the connection while it reads the same file.
         last_sync: sameSource ? before.last_sync : null,
       }
-    }, () => {
-      if (!this.index.getResource(api.id)) throw notFound('api')
+      const created = await tx.repositories.put(connection, before?.updated_at ?? null)
+      return { connection, created }
     })
   }
 
   /** The API's connection; 404 when it has none. */
   async connection(actor: Actor, apiId: string): Promise<RepositoryConnectionRecord> {
     const api = await this.resources.require(actor, 'api', apiId)
-    const connection = this.store.get(api.id)
-    if (!connection) throw new RegistryError('not_found', 'the API is not connected to a repository')
+    const connection = await this.storage.read.repositories.get(api.id)
+    if (!connection) throw notConnected()
     return connection
   }
 
   async disconnect(actor: Actor, apiId: string): Promise<void> {
     const api = await this.resources.require(actor, 'api', apiId)
-    if (!(await this.store.remove(api.id))) throw new RegistryError('not_found', 'the API is not connected to a repository')
+    await this.storage.transaction(async (tx) => {
+      if (!(await tx.repositories.remove(api.id))) throw notConnected()
+    })
   }
 
   /** A manual sync: waits for the API's turn, then answers the version (or the upload's problem). */
@@ -239,13 +239,13 @@ export class RepositorySync {
     provider: RepositoryProvider, request: WebhookRequest, onFailure: (failure: WebhookSyncFailure) => void = () => undefined,
   ): Promise<WebhookOutcome> {
     const delivery = provider === 'github' ? readGithubDelivery(request) : readGitlabDelivery(request)
-    const verified = this.#verifiedConnections(delivery, request)
+    const verified = await this.#verifiedConnections(delivery, request)
     if (verified.length === 0) {
       throw new RegistryError('unauthorized', provider === 'github'
         ? 'X-Hub-Signature-256 does not match the webhook secret of any connection to this repository'
         : 'X-Gitlab-Token does not match the webhook secret of any connection to this repository')
     }
-    if (delivery.delivery !== null && !(await this.store.claimDelivery(provider, delivery.delivery, Date.now()))) {
+    if (delivery.delivery !== null && !(await this.#claim(provider, delivery.delivery))) {
       return { status: 'duplicate', syncs: 0, detail: `delivery ${delivery.delivery} was already handled` }
     }
     if (delivery.kind === 'ping') return { status: 'pong', syncs: 0, detail: 'the webhook reaches the registry' }
@@ -263,13 +263,19 @@ export class RepositorySync {
     return { status: 'queued', syncs: targets.length, detail: `${targets.length} sync${targets.length === 1 ? '' : 's'} queued` }
   }
 
+  /** True the first time a delivery id is seen (the port remembers the newest `MAX_DELIVERIES`). */
+  #claim(provider: RepositoryProvider, id: string): Promise<boolean> {
+    const at = Date.now()
+    return this.storage.transaction((tx) => tx.repositories.claimDelivery(provider, id, at))
+  }
+
   /** Connections of this provider to the delivery's repository whose webhook secret the request proves. */
-  #verifiedConnections(delivery: WebhookDelivery, request: WebhookRequest): RepositoryConnectionRecord[] {
+  async #verifiedConnections(delivery: WebhookDelivery, request: WebhookRequest): Promise<RepositoryConnectionRecord[]> {
     const byApi = new Map<string, RepositoryConnectionRecord>()
     for (const url of delivery.urls) {
       const normalized = normalizeRepositoryUrl(url)
       if (!normalized) continue
-      for (const connection of this.store.byRepository(normalized)) byApi.set(connection.api_id, connection)
+      for (const connection of await this.storage.read.repositories.byRepository(normalized)) byApi.set(connection.api_id, connection)
     }
     const matches = delivery.provider === 'github' ? githubSignatureMatches : gitlabTokenMatches
     return [...byApi.values()].filter((c) => {
@@ -291,15 +297,19 @@ export class RepositorySync {
 
   /** One sync of one API (its turn on the queue): fetch, bundle, publish, and keep the outcome. */
   async #run(apiId: string, trigger: LastSyncRecord['trigger'], delivery: string | null): Promise<UploadOutcome> {
-    const connection = this.store.get(apiId)
-    const api = this.index.getResource(apiId)
-    if (!connection || !api) throw new RegistryError('not_found', 'the API is not connected to a repository')
+    const connection = await this.storage.read.repositories.get(apiId)
+    const api = await this.storage.read.resources.get(apiId)
+    if (!connection || !api) throw notConnected()
     const started = now()
     let commit: string | null = null
-    const keep = (status: SyncStatus, fields: Partial<LastSyncRecord>) => this.store.recordSync(apiId, connection.updated_at, {
-      status, trigger, delivery, started_at: started, finished_at: now(), commit, version_id: null, version_number: null, error: null,
-      ...fields,
-    })
+    // Kept only on the connection the sync started from (one replaced or removed meanwhile is left as it is).
+    const keep = async (status: SyncStatus, fields: Partial<LastSyncRecord>) => {
+      const lastSync: LastSyncRecord = {
+        status, trigger, delivery, started_at: started, finished_at: now(), commit, version_id: null, version_number: null, error: null,
+        ...fields,
+      }
+      await this.storage.transaction((tx) => tx.repositories.recordSync(apiId, connection.updated_at, lastSync))
+    }
     try {
       // A connection made before the policy changed is refused before any request is made.
       const refused = this.outbound.storedRefusal(connection.url, 'url')

@@ -10,8 +10,8 @@
 import { RegistryError } from '../errors.js'
 import type { RegistryIndex } from '../store/interfaces.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
-import { LmdbRepositoryStore } from '../store/repository-store.js'
 import { SdkStore } from '../store/sdk-store.js'
+import { LmdbRepositorySecrets } from '../storage/lmdb/repository-secrets.js'
 import { LmdbWebhookSecrets } from '../storage/lmdb/webhook-secrets.js'
 import { SecretUnavailable, isSealed, type SecretKeyring, type StoredSecret, type UnavailableReason } from '../store/secret-keyring.js'
 import { describeSecret, secretAad, type SecretHolder, type SecretRef, type SecretSlot } from '../store/secret-slots.js'
@@ -71,7 +71,7 @@ export class Secrets {
   /** The secrets of a storage directory's index: every store that keeps some. */
   static of(index: RegistryIndex, keyring: SecretKeyring): Secrets {
     const lmdb = LmdbIndex.require(index, 'secrets')
-    return new Secrets(keyring, [LmdbRepositoryStore.of(index), SdkStore.of(index), lmdb.mirror, new LmdbWebhookSecrets(lmdb.root)])
+    return new Secrets(keyring, [new LmdbRepositorySecrets(lmdb.root), SdkStore.of(index), lmdb.mirror, new LmdbWebhookSecrets(lmdb.root)])
   }
 
   /** The stored form of a secret given to the registry (null stays null). */

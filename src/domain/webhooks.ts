@@ -6,7 +6,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { jsonDeeperThan } from '../documents/json-depth.js'
 import { invalidRequest } from '../errors.js'
-import type { RepositoryProvider } from '../store/repository-store.js'
+import type { RepositoryProvider } from '../storage/records.js'
 
 /** What a webhook request carries, as received. */
 export interface WebhookRequest {

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
 import { RegistryError } from '../errors.js'
-import type { RepositoryProvider } from '../store/repository-store.js'
+import type { RepositoryProvider } from '../storage/records.js'
 import { Data, Problem } from './schemas.js'
 
 /**

@@ -128,6 +128,12 @@ export interface VersionReader {
   isKnownValid(kind: ResourceKind, checksum: string): Promise<boolean>
   /** The organization's latest versions across its resources, newest first, at most `limit` (deleted resources' left out). */
   recent(organizationId: string, limit: number): Promise<VersionRecord[]>
+  /**
+   * Every stored version, a page at a time (verify and gc read them all): by resource id then number,
+   * at most `limit` after the version `after` names (from the start without it). A page shorter than
+   * `limit` is the last.
+   */
+  scan(after: Pick<VersionRecord, 'resource_id' | 'number'> | undefined, limit: number): Promise<VersionRecord[]>
 }
 
 export interface VersionStore extends VersionReader {

@@ -13,6 +13,8 @@ export type { Finding } from '../documents/types.js'
 export type { DiffResult } from '../documents/diff/types.js'
 export type { JournalChange, JournalEntry } from '../store/mirror-store.js'
 export type { StoredSecret }
+/** Repository connections and their last sync (issue 5): their records, kept where the port's section is. */
+export * from './repository-records.js'
 
 // ---------------------------------------------------------------- outbound events (issue 20)
 

@@ -170,7 +170,7 @@ export const siteKeys = {
 
 // ---------------------------------------------------------------- repository sync (issue 5)
 
-/** Named databases of repository sync and webhooks (`src/store/repository-store.ts`). */
+/** Named databases of repository sync and webhooks (the storage port's LMDB adapter, `src/storage/lmdb/repositories.ts`). */
 export const REPOSITORY_DATABASES = {
   /** api id → RepositoryConnectionRecord (holds the token and webhook secret; never served) */
   repositoryConnections: 'repository-connections',

@@ -14,6 +14,12 @@ export type SecretRef =
 export const webhookSecretRef = (endpointId: string): Extract<SecretRef, { holder: 'webhook-endpoint' }> =>
   ({ holder: 'webhook-endpoint', endpoint_id: endpointId, field: 'secret' })
 
+/** Where a repository connection's secret is: its additional authenticated data names the API, the connection and the field. */
+export const connectionSecretRef = (
+  connection: { api_id: string; id: string }, field: 'token' | 'webhook_secret',
+): Extract<SecretRef, { holder: 'repository-connection' }> =>
+  ({ holder: 'repository-connection', api_id: connection.api_id, connection_id: connection.id, field })
+
 /** One secret as committed: where it is, whose it is, and its stored value. */
 export interface SecretSlot {
   ref: SecretRef

@@ -10,7 +10,8 @@ import t from 'tap'
 import { petstore, startTestServer, tempDir } from '../helpers.js'
 import { api, cliJson, startServer } from '../process/spawn.js'
 import { LmdbIndex } from '../../src/store/lmdb-index.js'
-import { LmdbRepositoryStore } from '../../src/store/repository-store.js'
+import { FsBlobStore } from '../../src/store/fs-blob-store.js'
+import { LmdbStorage } from '../../src/storage/lmdb/storage.js'
 import { filesContaining, fileCount, newKeyFile, webhookPing } from './secrets-support.js'
 
 const REPOSITORY = 'https://github.com/acme/petstore.git'
@@ -82,9 +83,15 @@ t.test('secrets an earlier version stored in plaintext are sealed when the serve
   } })).statusCode, 201)
   await before.close()
   const index = new LmdbIndex(join(storage, 'index'))
-  const connections = new LmdbRepositoryStore(index)
-  await connections.put(created.id, (connection) => ({ ...connection!, webhook_secret: webhookSecret }))
-  await index.mirror.setRemote(before.orgId, 'https://git.example.com/acme/registry.git', mirrorToken, new Date().toISOString())
+  const port = new LmdbStorage({ root: index.root, blobs: new FsBlobStore(storage) })
+  await port.transaction(async (tx) => { await tx.repositories.put({ ...(await tx.repositories.get(created.id))!, webhook_secret: webhookSecret }) })
+  await port.close()
+  const mirrorPort = new LmdbStorage({ root: index.root, blobs: new FsBlobStore(storage) })
+  await mirrorPort.transaction((tx) => tx.mirror.putRemote(before.orgId, {
+    url: 'https://git.example.com/acme/registry.git', token: mirrorToken, created_at: new Date().toISOString(),
+    last_pushed_commit: null, last_pushed_at: null, last_error: null, last_error_at: null,
+  }))
+  await mirrorPort.close()
   await index.close()
 
   const env = { ...OUTBOUND, REGISTRY_SECRET_KEY_FILE: newKeyFile(keys) }

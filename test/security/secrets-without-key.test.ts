@@ -8,8 +8,6 @@ import { join } from 'node:path'
 import t from 'tap'
 import { json, petstore, startTestServer, tempDir } from '../helpers.js'
 import { api, cli, cliJson, startServer } from '../process/spawn.js'
-import { LmdbRepositoryStore } from '../../src/store/repository-store.js'
-import { LmdbIndex } from '../../src/store/lmdb-index.js'
 import { newKeyFile, webhookPing } from './secrets-support.js'
 
 const REPOSITORY = 'https://github.com/acme/petstore.git'
@@ -88,10 +86,10 @@ t.test('a sealed secret copied into another record is refused', async (t) => {
   }
   const own = await connect('own', 'https://github.com/acme/own.git', 'own-secret-0123456789')
   const other = await connect('other', 'https://github.com/acme/other.git', 'other-secret-0123456789')
-  const store = new LmdbRepositoryStore(LmdbIndex.require(s.registry.index, 'test'))
-  const sealed = store.get(own)!.webhook_secret
+  const storage = s.registry.storage
+  const sealed = (await storage.read.repositories.get(own))!.webhook_secret
   t.match(sealed, { alg: 'A256GCM', kid: /^[0-9a-f]{16}$/ })
-  await store.put(other, (connection) => ({ ...connection!, webhook_secret: sealed }))
+  await storage.transaction(async (tx) => { await tx.repositories.put({ ...(await tx.repositories.get(other))!, webhook_secret: sealed }) })
 
   const shown = json(await s.call({ method: 'GET', url: `/v1/apis/${other}/repository` })).data
   t.match(shown, { webhook_secret_status: 'needs_reentry' })

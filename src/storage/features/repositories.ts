@@ -1,7 +1,46 @@
 /**
- * The port's repositories section (issue 16): what the repositories feature reads and writes, inside a
- * transaction (`RepositoryStore`) or from the committed state (`RepositoryReader`). Being moved onto the port.
+ * The port's repositories section (issue 16): what repository sync reads and writes, inside a
+ * transaction (`RepositoryStore`) or from the committed state (`RepositoryReader`): each API's
+ * repository connection (with its sealed secrets and its last sync), found by API, by repository (the
+ * webhooks) and by organization, and the inbound webhook deliveries already handled (bounded).
  */
-export interface RepositoryReader {}
+import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider } from '../records.js'
 
-export interface RepositoryStore extends RepositoryReader {}
+/** Inbound webhook deliveries remembered: far more than a provider redelivers, small enough to never matter. */
+export const MAX_DELIVERIES = 10_000
+
+export interface RepositoryReader {
+  /** The API's connection. */
+  get(apiId: string): Promise<RepositoryConnectionRecord | undefined>
+  /**
+   * Every connection to one repository (any branch, any provider), by normalized url (exactly: a url
+   * that merely starts with it is another repository); by branch, then API id.
+   */
+  byRepository(normalizedUrl: string): Promise<RepositoryConnectionRecord[]>
+  /** An organization's connections, in API id order. */
+  list(organizationId: string): Promise<RepositoryConnectionRecord[]>
+}
+
+export interface RepositoryStore extends RepositoryReader {
+  /**
+   * Creates or replaces the connection of its API (`api_id`); answers true when it created one. 404 when
+   * no API of its organization has that id. `expectedVersion`, when given, is the `updated_at` of the
+   * connection it must replace (null: there must be none), else 409 `conflict`.
+   */
+  put(connection: RepositoryConnectionRecord, expectedVersion?: string | null): Promise<boolean>
+  /** Removes the API's connection (a disconnect, or the API's deletion); false when it had none. */
+  remove(apiId: string): Promise<boolean>
+  /**
+   * Keeps a sync's outcome as the connection's `last_sync`, only when the connection is still the one
+   * the sync started from (its `updated_at` is `connectionVersion`): answers whether it did. A
+   * connection removed or replaced meanwhile is left as it is.
+   */
+  recordSync(apiId: string, connectionVersion: string, lastSync: LastSyncRecord): Promise<boolean>
+  /**
+   * Remembers an inbound webhook delivery id of a provider, seen at `atMs`: true the first time, false
+   * when it was seen before. Keeps the newest `keep` (by time seen, then provider and id; default
+   * `MAX_DELIVERIES`), forgetting older ones, so a forgotten id is new again. Concurrent claims of
+   * different ids do not conflict on LMDB (the oldest are dropped at commit).
+   */
+  claimDelivery(provider: RepositoryProvider, id: string, atMs: number, keep?: number): Promise<boolean>
+}

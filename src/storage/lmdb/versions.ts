@@ -47,6 +47,11 @@ export class LmdbVersions implements VersionStore {
     return found
   }
 
+  async scan(after: Pick<VersionRecord, 'resource_id' | 'number'> | undefined, limit: number): Promise<VersionRecord[]> {
+    return this.access.range<VersionRecord>(this.db.versions, { start: after && keys.version(after.resource_id, after.number + 1), limit })
+      .map(({ value }) => value)
+  }
+
   async isKnownValid(kind: ResourceKind, checksum: string): Promise<boolean> {
     return this.access.get(this.db.validDocuments, keys.validDocument(kind, checksum)) === true
   }

@@ -33,6 +33,13 @@ export class PgVersions implements VersionStore {
       WHERE r.organization_id = $1 ORDER BY v.id DESC LIMIT $2`, [organizationId, limit])
   }
 
+  scan(after: Pick<VersionRecord, 'resource_id' | 'number'> | undefined, limit: number): Promise<VersionRecord[]> {
+    return after === undefined
+      ? recordsOf(this.sql, 'SELECT record FROM versions ORDER BY resource_id, number LIMIT $1', [limit])
+      : recordsOf(this.sql, 'SELECT record FROM versions WHERE (resource_id, number) > ($1, $2) ORDER BY resource_id, number LIMIT $3',
+        [after.resource_id, after.number, limit])
+  }
+
   async isKnownValid(kind: ResourceKind, checksum: string): Promise<boolean> {
     const { rowCount } = await this.sql.query('SELECT 1 FROM valid_documents WHERE kind = $1 AND checksum = $2', [kind, checksum])
     return rowCount === 1

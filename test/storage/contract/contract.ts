@@ -411,6 +411,25 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.same((await storage.read.versions.recent(beta.id, 10)).map((v) => v.resource_id), [theirs.id])
   })
 
+  t.test('versions: every stored version scanned a page at a time, by resource then number', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const beta = await withOrganization(storage, 'beta')
+    const apis = await Promise.all([resource(acme.id, 'one'), resource(acme.id, 'two'), resource(beta.id, 'three')].map((r) => created(storage, r)))
+    const gone = await created(storage, resource(acme.id, 'gone'))
+    for (const api of [...apis, gone, apis[0], apis[2], apis[0]]) await storage.transaction((tx) => appendNext(tx, api.id))
+    await storage.transaction((tx) => tx.resources.remove(gone.id))
+    const scanned: VersionRecord[] = []
+    for (let page: VersionRecord[] = []; ;) {
+      page = await storage.read.versions.scan(scanned.at(-1), 2)
+      scanned.push(...page)
+      if (page.length < 2) break
+    }
+    const expected = apis.map((api) => api.id).sort().flatMap((id) => ({ [apis[0].id]: [1, 2, 3], [apis[1].id]: [1], [apis[2].id]: [1, 2] })[id].map((n) => `${id}#${n}`))
+    t.same(scanned.map((v) => `${v.resource_id}#${v.number}`), expected, 'each once, in order, the removed resource\'s none')
+    t.same(await storage.read.versions.scan(undefined, 0), [], 'a page of none')
+  })
+
   t.test('blobs are content-addressed: stored once, read back byte for byte', async (t) => {
     const storage = await open(t)
     const text = '{"openapi":"3.1.0"}'
