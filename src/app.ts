@@ -74,6 +74,8 @@ export async function buildApp(
 ): Promise<FastifyInstance> {
   const metrics = options.metrics ?? new RegistryMetrics()
   const nextRequestId = requestIds()
+  // The sites' domain map, read from storage before the first request is routed by its Host.
+  await registry.sites.load()
   const app = Fastify({
     logger: options.logger === false ? false : {
       level: config.logLevel,

@@ -38,7 +38,7 @@ export async function organizationOverview(registry: Registry, actor: Actor, lim
       apis: await count('api'),
       schemas: await count('schema'),
       rulesets: await count('ruleset'),
-      sites: registry.sites.list(actor, COUNT_ONLY).total,
+      sites: (await registry.sites.list(actor, COUNT_ONLY)).total,
       sdks: registry.sdks.list(actor, COUNT_ONLY).total,
       builds: builds.total,
     },

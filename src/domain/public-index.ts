@@ -5,7 +5,7 @@
  */
 import type { Storage } from '../storage/port.js'
 import type { OrganizationRecord, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
-import type { SiteRecord } from '../store/site-store.js'
+import type { SiteRecord } from '../storage/records.js'
 import type { PublicRegistry } from './public-registry.js'
 import type { Sites } from './sites.js'
 
@@ -66,7 +66,7 @@ export class PublicIndex {
   /** An organization's public APIs, schemas and rulesets (the first INDEX_LIMIT of each, by name) and public sites. */
   async organization(slug: string): Promise<OrganizationIndex> {
     const organization = await this.registry.organization(slug)
-    const sites = this.sites.publicSites(organization.id)
+    const sites = await this.sites.publicSites(organization.id)
     const listed = {} as Record<'apis' | 'schemas' | 'rulesets', PublicResource[]>
     for (const [kind, plural] of KINDS) {
       const { items } = await this.storage.read.resources.list(organization.id, kind, { offset: 0, limit: INDEX_LIMIT }, true)
@@ -83,9 +83,12 @@ export class PublicIndex {
     return { organization, q, hits, total: found.total, page }
   }
 
-  private async counts(organization: OrganizationRecord, sites = this.sites.publicSites(organization.id).length): Promise<PublicCounts> {
+  private async counts(organization: OrganizationRecord, sites?: number): Promise<PublicCounts> {
     const total = async (kind: ResourceKind) => (await this.storage.read.resources.list(organization.id, kind, { offset: 0, limit: 1 }, true)).total
-    return { apis: await total('api'), schemas: await total('schema'), rulesets: await total('ruleset'), sites }
+    return {
+      apis: await total('api'), schemas: await total('schema'), rulesets: await total('ruleset'),
+      sites: sites ?? (await this.sites.publicSites(organization.id)).length,
+    }
   }
 
   private withCurrent(resources: ResourceRecord[]): Promise<PublicResource[]> {

@@ -16,8 +16,9 @@ import type { DocumentProcessor } from './documents.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { Organizations } from './organizations.js'
 import { PublicRegistry } from './public-registry.js'
-import { LmdbSiteStore } from '../store/site-store.js'
+import { dropDeletedApiFromSites } from '../store/site-store.js'
 import { Sites } from './sites.js'
+import { now } from './ids.js'
 import { Resources } from './resources.js'
 import { Uploads } from './uploads.js'
 import { Changes } from './changes.js'
@@ -124,7 +125,9 @@ export class Registry {
     this.versions = new Versions(storage, blobs, documents, compatibility)
     this.search = new Search(storage, SearchStore.of(index), blobs, documents)
     this.publicRegistry = new PublicRegistry(storage, this.search)
-    this.sites = new Sites(LmdbSiteStore.of(index), index, this.resources)
+    this.sites = new Sites(storage)
+    // Until deletion moves onto the port: an API's delete drops it from the sites in the index's transaction.
+    this.resources.deleteHooks.push(dropDeletedApiFromSites(index, now))
     this.publicIndex = new PublicIndex(storage, this.sites, this.publicRegistry)
     const sdkStore = SdkStore.of(index)
     this.secrets = Secrets.of(index, secretKeys)

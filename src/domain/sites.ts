@@ -1,10 +1,9 @@
-import { RegistryError, invalidRequest, notFound, type ProblemItem } from '../errors.js'
-import type { RegistryIndex } from '../store/interfaces.js'
-import type { Page, PageRequest, ResourceRecord, VersionRecord, Visibility } from '../store/records.js'
-import type { GuideRecord, SiteRecord, SiteStore } from '../store/site-store.js'
-import { newId, now, resolveRef } from './ids.js'
+import { invalidRequest, notFound } from '../errors.js'
+import type { Storage, Stores } from '../storage/port.js'
+import type { GuideRecord, Page, PageRequest, ResourceRecord, SiteRecord, VersionRecord } from '../storage/records.js'
+import type { Visibility } from '../store/records.js'
+import { isUlid, newId, now } from './ids.js'
 import type { Actor } from './organizations.js'
-import type { Resources } from './resources.js'
 import { checkSlug, deriveSlug } from './slugs.js'
 
 export type { GuideRecord, SiteRecord }
@@ -47,8 +46,11 @@ const PAGE_GUIDES = 1000
 
 /**
  * Hosted documentation sites: the sites and guides of an organization, and what their public pages
- * may show. Keeps the registry-wide domain → site map in memory (built at start, changed after every
- * committed write) so that routing a request by its Host costs one Map lookup.
+ * may show, on the storage port (docs/storage.md). Keeps the registry-wide domain → site map in memory
+ * (read from storage by `load`, which the app awaits before it serves, and changed after every write
+ * this process commits) so that routing a request by its Host costs one Map lookup, synchronously
+ * (Fastify's rewriteUrl). Another process's changes to domains (another replica) are not seen until
+ * the next `load`.
  */
 export class Sites {
   /** domain → site id */
@@ -56,33 +58,30 @@ export class Sites {
   /** Host header as sent → site id, or '' for none: what routing a request costs is one lookup here. */
   private readonly hostHeaders = new Map<string, string>()
 
-  constructor(
-    private readonly store: SiteStore,
-    private readonly index: RegistryIndex,
-    resources: Resources,
-  ) {
-    for (const [domain, siteId] of store.domains()) this.hosts.set(domain, siteId)
-    // Inside the API's delete transaction: the API leaves every site that listed it, atomically.
-    resources.deleteHooks.push((resource) => {
-      if (resource.kind === 'api') store.dropApi(resource.id, now())
-    })
+  constructor(private readonly storage: Storage) {}
+
+  /** (Re)builds the domain map from the committed state: before the app answers its first request. */
+  async load(): Promise<void> {
+    const domains = await this.storage.read.sites.domains()
+    this.hosts.clear()
+    this.hostHeaders.clear()
+    for (const [domain, siteId] of domains) this.hosts.set(domain, siteId)
   }
 
   // ---------------------------------------------------------------- sites
 
   /** A site of the actor's organization, by id or slug (see resolveRef); anything else is the same 404. */
-  require(actor: Pick<Actor, 'organization'>, ref: string): SiteRecord {
+  async require(actor: Pick<Actor, 'organization'>, ref: string): Promise<SiteRecord> {
     const org = actor.organization.id
-    const site = resolveRef(ref, (id) => {
-      const found = this.store.get(id)
-      return found?.organization_id === org ? found : undefined
-    }, (slug) => this.store.getBySlug(org, slug))
+    const { sites } = this.storage.read
+    const found = isUlid(ref) ? await sites.get(ref) : undefined
+    const site = found?.organization_id === org ? found : await sites.bySlug(org, ref)
     if (!site) throw notFound('site')
     return site
   }
 
-  list(actor: Actor, page: PageRequest): Page<SiteRecord> {
-    return this.store.list(actor.organization.id, page)
+  list(actor: Actor, page: PageRequest): Promise<Page<SiteRecord>> {
+    return this.storage.read.sites.list(actor.organization.id, page)
   }
 
   async create(actor: Actor, input: SiteInput): Promise<SiteRecord> {
@@ -101,21 +100,25 @@ export class Sites {
       created_at: at,
       updated_at: at,
     }
-    // The references are checked inside the transaction: an API deleted meanwhile is refused.
-    const site = await this.store.create(record, input.slug === undefined ? 'derived' : 'explicit',
-      (r) => this.requireApis(org, r.api_ids))
+    const derived = input.slug === undefined
+    // Decided on what the transaction reads: the free slug; the adapter refuses (and names) an API
+    // that is not the organization's (422), a taken explicit slug or a domain of another site (409).
+    const site = await this.storage.transaction(async (tx) => {
+      const free = { ...record, slug: derived ? await freeSlug(tx, org, record.slug) : record.slug }
+      await tx.sites.create(free)
+      return free
+    })
     this.rehost(undefined, site)
     return site
   }
 
   async update(actor: Actor, id: string, input: SiteUpdate): Promise<SiteRecord> {
-    this.require(actor, id)
+    await this.require(actor, id)
     checkSlug(input.slug)
     const domains = input.domains === undefined ? undefined : normalizeDomains(input.domains)
-    let before: SiteRecord | undefined
-    const after = await this.store.update(id, (current) => {
-      before = current
-      if (input.api_ids !== undefined) this.requireApis(current.organization_id, input.api_ids)
+    const { before, after } = await this.storage.transaction(async (tx) => {
+      const current = await tx.sites.get(id)
+      if (!current) throw notFound('site')
       const next: SiteRecord = { ...current, updated_at: now() }
       if (input.name !== undefined) next.name = input.name
       if (input.slug !== undefined) next.slug = input.slug
@@ -123,29 +126,19 @@ export class Sites {
       if (input.api_ids !== undefined) next.api_ids = input.api_ids
       if (input.visibility !== undefined) next.visibility = input.visibility
       if (domains !== undefined) next.domains = domains
-      return next
+      // 404, 409 (slug, domain) and 422 (api_ids) as on create.
+      await tx.sites.update(next)
+      return { before: current, after: next }
     })
     this.rehost(before, after)
     return after
   }
 
   async remove(actor: Actor, id: string): Promise<void> {
-    this.require(actor, id)
-    this.rehost(await this.store.remove(id), undefined)
-  }
-
-  /** 422 `invalid_reference` unless every id names an API of the organization (inside a transaction). */
-  private requireApis(org: string, apiIds: string[]): void {
-    const errors: ProblemItem[] = []
-    apiIds.forEach((id, i) => {
-      const api = this.index.getResource(id)
-      if (!api || api.kind !== 'api' || api.organization_id !== org) {
-        errors.push({ path: ['api_ids', i], message: `'${id}' names no API of this organization` })
-      }
-    })
-    if (errors.length > 0) {
-      throw new RegistryError('invalid_reference', `api_ids: ${errors.length} of ${apiIds.length} name no API of this organization`, errors)
-    }
+    await this.require(actor, id)
+    const removed = await this.storage.transaction((tx) => tx.sites.remove(id))
+    if (!removed) throw notFound('site')
+    this.rehost(removed, undefined)
   }
 
   /** Brings the host map in line with a committed change (after the commit: a refused write changes nothing). */
@@ -160,10 +153,11 @@ export class Sites {
   // ---------------------------------------------------------------- guides
 
   async putGuide(actor: Actor, siteId: string, slug: string, input: GuideInput): Promise<{ guide: GuideRecord; created: boolean }> {
-    const site = this.require(actor, siteId)
-    return this.store.putGuide(site.id, slug, (current, nextPosition) => {
+    const site = await this.require(actor, siteId)
+    return this.storage.transaction(async (tx) => {
+      const current = await tx.sites.guide(site.id, slug)
       const at = now()
-      return {
+      const guide: GuideRecord = {
         id: current?.id ?? newId(),
         organization_id: site.organization_id,
         site_id: site.id,
@@ -171,25 +165,29 @@ export class Sites {
         title: input.title,
         markdown: input.markdown,
         // A new guide goes after the others unless placed; a replaced one keeps its place unless moved.
-        position: input.position ?? current?.position ?? nextPosition,
+        position: input.position ?? current?.position ?? await tx.sites.nextGuidePosition(site.id),
         created_at: current?.created_at ?? at,
         updated_at: at,
       }
+      // 404 when the site was deleted meanwhile.
+      await tx.sites.putGuide(guide)
+      return { guide, created: current === undefined }
     })
   }
 
-  getGuide(actor: Actor, siteId: string, slug: string): GuideRecord {
-    const guide = this.store.getGuide(this.require(actor, siteId).id, slug)
+  async getGuide(actor: Actor, siteId: string, slug: string): Promise<GuideRecord> {
+    const guide = await this.storage.read.sites.guide((await this.require(actor, siteId)).id, slug)
     if (!guide) throw notFound('guide')
     return guide
   }
 
-  listGuides(actor: Actor, siteId: string, page: PageRequest): Page<GuideRecord> {
-    return this.store.listGuides(this.require(actor, siteId).id, page)
+  async listGuides(actor: Actor, siteId: string, page: PageRequest): Promise<Page<GuideRecord>> {
+    return this.storage.read.sites.guides((await this.require(actor, siteId)).id, page)
   }
 
   async removeGuide(actor: Actor, siteId: string, slug: string): Promise<void> {
-    if (!await this.store.removeGuide(this.require(actor, siteId).id, slug)) throw notFound('guide')
+    const site = await this.require(actor, siteId)
+    if (!await this.storage.transaction((tx) => tx.sites.removeGuide(site.id, slug))) throw notFound('guide')
   }
 
   // ---------------------------------------------------------------- public pages
@@ -207,63 +205,65 @@ export class Sites {
   }
 
   /** A public site by organization and site slug; a private or unknown one is the same 404. */
-  publicSite(orgSlug: string, slug: string): SiteRecord {
-    const org = this.index.getOrganizationBySlug(orgSlug)
-    const site = org && this.store.getBySlug(org.id, slug)
+  async publicSite(orgSlug: string, slug: string): Promise<SiteRecord> {
+    const org = await this.storage.read.organizations.bySlug(orgSlug)
+    const site = org && await this.storage.read.sites.bySlug(org.id, slug)
     if (!site || site.visibility !== 'public') throw notFound('site')
     return site
   }
 
   /** An organization's public sites, by name (sites are few: at most the first 1,000 are looked at). */
-  publicSites(organizationId: string): SiteRecord[] {
-    return this.store.list(organizationId, { offset: 0, limit: 1000 }).items.filter((site) => site.visibility === 'public')
+  async publicSites(organizationId: string): Promise<SiteRecord[]> {
+    const { items } = await this.storage.read.sites.list(organizationId, { offset: 0, limit: 1000 })
+    return items.filter((site) => site.visibility === 'public')
   }
 
   /** A public site by id (a domain's site). */
-  publicSiteById(id: string): SiteRecord {
-    const site = this.store.get(id)
+  async publicSiteById(id: string): Promise<SiteRecord> {
+    const site = await this.storage.read.sites.get(id)
     if (!site || site.visibility !== 'public') throw notFound('site')
     return site
   }
 
-  /** The slug of the site's organization, for its page addresses. */
-  organizationSlug(site: SiteRecord): string {
-    const org = this.index.getOrganization(site.organization_id)
-    if (!org) throw notFound('organization')
-    return org.slug
-  }
-
   /** The site's APIs that pages show, in the site's order: public ones with a current document. */
-  publishedApis(site: SiteRecord): PublishedApi[] {
-    const shown: PublishedApi[] = []
-    for (const id of site.api_ids) {
-      const published = this.published(site, this.index.getResource(id))
-      if (published) shown.push(published)
-    }
-    return shown
+  async publishedApis(site: SiteRecord): Promise<PublishedApi[]> {
+    const { resources } = this.storage.read
+    const shown = await Promise.all(site.api_ids.map(async (id) => this.published(site, await resources.get(id))))
+    return shown.filter((published) => published !== undefined)
   }
 
   /** One API of the site by its slug, as its reference page shows it; otherwise 404. */
-  publishedApi(site: SiteRecord, apiSlug: string): PublishedApi {
-    const published = this.published(site, this.index.getResourceBySlug(site.organization_id, 'api', apiSlug))
+  async publishedApi(site: SiteRecord, apiSlug: string): Promise<PublishedApi> {
+    const published = await this.published(site, await this.storage.read.resources.bySlug(site.organization_id, 'api', apiSlug))
     if (!published) throw notFound('api')
     return published
   }
 
-  publicGuides(site: SiteRecord): GuideRecord[] {
-    return this.store.listGuides(site.id, { offset: 0, limit: PAGE_GUIDES }).items
+  async publicGuides(site: SiteRecord): Promise<GuideRecord[]> {
+    return (await this.storage.read.sites.guides(site.id, { offset: 0, limit: PAGE_GUIDES })).items
   }
 
-  publicGuide(site: SiteRecord, slug: string): GuideRecord {
-    const guide = this.store.getGuide(site.id, slug)
+  async publicGuide(site: SiteRecord, slug: string): Promise<GuideRecord> {
+    const guide = await this.storage.read.sites.guide(site.id, slug)
     if (!guide) throw notFound('guide')
     return guide
   }
 
-  private published(site: SiteRecord, api: ResourceRecord | undefined): PublishedApi | undefined {
+  private async published(site: SiteRecord, api: ResourceRecord | undefined): Promise<PublishedApi | undefined> {
     if (!api || api.kind !== 'api' || api.visibility !== 'public' || !site.api_ids.includes(api.id)) return undefined
-    const current = this.index.getCurrentVersion(api.id)
+    const current = await this.storage.read.versions.current(api.id)
     return current && { api, current }
+  }
+}
+
+/** The wanted slug when free in the organization, else the first free of `-2`, `-3`… (inside the transaction). */
+async function freeSlug(tx: Stores, organizationId: string, wanted: string): Promise<string> {
+  const taken = async (slug: string) => (await tx.sites.bySlug(organizationId, slug)) !== undefined
+  if (!(await taken(wanted))) return wanted
+  for (let n = 2; ; n++) {
+    const suffix = `-${n}`
+    const candidate = wanted.slice(0, 64 - suffix.length).replace(/-+$/, '') + suffix
+    if (!(await taken(candidate))) return candidate
   }
 }
 

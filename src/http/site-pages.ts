@@ -48,6 +48,9 @@ interface Located {
   base: string
 }
 
+/** Finds the site a request is for (404 when there is no such public site). */
+type Locate = (request: FastifyRequest) => Promise<Located>
+
 /** Versions on a site's changelog page, newest first (the full history is in the public registry's changelog). */
 const CHANGELOG_PAGE_VERSIONS = 50
 
@@ -71,18 +74,18 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
   const parts = registry.referenceParts
   const assets = SiteAssets.shared()
 
-  const contextOf = ({ site, base }: Located): SiteContext => ({
+  const contextOf = async ({ site, base }: Located): Promise<SiteContext> => ({
     base,
     title: site.title ?? site.name,
-    apis: sites.publishedApis(site).map(apiSummary),
-    guides: sites.publicGuides(site).map((g) => ({ slug: g.slug, title: g.title })),
+    apis: (await sites.publishedApis(site)).map(apiSummary),
+    guides: (await sites.publicGuides(site)).map((g) => ({ slug: g.slug, title: g.title })),
     assets: assets.urls(base),
   })
 
   /** The site's own 404 page when the site is there (public), else the bare one. */
-  const notFoundFor = (request: FastifyRequest, locate: (request: FastifyRequest) => Located): string => {
+  const notFoundFor = async (request: FastifyRequest, locate: Locate): Promise<string> => {
     try {
-      return notFoundPage(contextOf(locate(request)))
+      return notFoundPage(await contextOf(await locate(request)))
     } catch (error) {
       if (!(error instanceof RegistryError) || error.code !== 'not_found') throw error
       return registryNotFoundPage()
@@ -90,7 +93,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
   }
 
   /** An HTML page; a missing site, guide or API is the HTML 404 page. */
-  const page = (locate: (request: FastifyRequest) => Located, render: (request: FastifyRequest) => string | Promise<string>) =>
+  const page = (locate: Locate, render: (request: FastifyRequest) => string | Promise<string>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       let status = 200
       let body: string
@@ -99,53 +102,53 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
       } catch (error) {
         if (!(error instanceof RegistryError) || error.code !== 'not_found') throw error
         status = 404
-        body = notFoundFor(request, locate)
+        body = await notFoundFor(request, locate)
       }
       return sendPage(reply, status, body)
     }
 
   const register = (prefix: string, params: Record<string, ReturnType<typeof Type.String>>, hide: boolean,
-    locate: (request: FastifyRequest) => Located) => {
+    locate: Locate) => {
     const schema = (summary: string, extra: Record<string, ReturnType<typeof Type.String>> = {}) => ({
       hide, tags: ['Sites (pages)'], summary, params: Type.Object({ ...params, ...extra }),
     })
     const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name]
 
     app.get(`${prefix}/`, { schema: schema("A site's landing page (HTML)") },
-      page(locate, (request) => landingPage(contextOf(locate(request)))))
+      page(locate, async (request) => landingPage(await contextOf(await locate(request)))))
 
-    app.get(`${prefix}/guides/:guide`, { schema: schema('A guide (HTML)', { guide: PageParams.guide }) }, page(locate, (request) => {
-      const located = locate(request)
-      return guidePage(contextOf(located), sites.publicGuide(located.site, param(request, 'guide')))
+    app.get(`${prefix}/guides/:guide`, { schema: schema('A guide (HTML)', { guide: PageParams.guide }) }, page(locate, async (request) => {
+      const located = await locate(request)
+      return guidePage(await contextOf(located), await sites.publicGuide(located.site, param(request, 'guide')))
     }))
 
     // A large document's reference is an index of parts, each on its own page (domain/reference-parts.ts).
     app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar), or the index of its parts", { api: PageParams.api }) }, page(locate, async (request) => {
-      const located = locate(request)
-      const published = sites.publishedApi(located.site, param(request, 'api'))
-      if (!parts.isSplit(published.current)) return referencePage(contextOf(located), apiSummary(published))
-      return referenceIndexPage(contextOf(located), apiSummary(published), await parts.parts(published.current))
+      const located = await locate(request)
+      const published = await sites.publishedApi(located.site, param(request, 'api'))
+      if (!parts.isSplit(published.current)) return referencePage(await contextOf(located), apiSummary(published))
+      return referenceIndexPage(await contextOf(located), apiSummary(published), await parts.parts(published.current))
     }))
 
     app.get(`${prefix}/apis/:api/changelog`, { schema: schema("An API's changelog (HTML)", { api: PageParams.api }) }, page(locate, async (request) => {
-      const located = locate(request)
-      const published = sites.publishedApi(located.site, param(request, 'api'))
+      const located = await locate(request)
+      const published = await sites.publishedApi(located.site, param(request, 'api'))
       const { items, total } = await registry.changelog.page(published.api, { offset: 0, limit: CHANGELOG_PAGE_VERSIONS })
-      return changelogPage(contextOf(located), apiSummary(published), items.map(changelogItem), total)
+      return changelogPage(await contextOf(located), apiSummary(published), items.map(changelogItem), total)
     }))
 
     app.get(`${prefix}/apis/:api/parts/:part`, {
       schema: schema("One part of a large API's reference (HTML, Scalar)", { api: PageParams.api, part: PageParams.part }),
     }, page(locate, async (request) => {
-      const located = locate(request)
-      const published = sites.publishedApi(located.site, param(request, 'api'))
+      const located = await locate(request)
+      const published = await sites.publishedApi(located.site, param(request, 'api'))
       if (!parts.isSplit(published.current)) throw notFound('part')
       const all = await parts.parts(published.current)
       const part = all.find((p) => p.slug === param(request, 'part'))
       if (!part) throw notFound('part')
       // Scalar asks for the part's document next: start building it now.
       parts.part(published.current, part.slug).catch((error: unknown) => request.log.warn({ err: error }, 'building a reference part failed'))
-      return referencePartPage(contextOf(located), apiSummary(published), all, part)
+      return referencePartPage(await contextOf(located), apiSummary(published), all, part)
     }))
 
     app.get(`${prefix}/apis/:api/parts/:part/openapi.json`, {
@@ -154,7 +157,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
         response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem },
       },
     }, async (request, reply) => {
-      const { current } = sites.publishedApi(locate(request).site, param(request, 'api'))
+      const { current } = await sites.publishedApi((await locate(request)).site, param(request, 'api'))
       if (!parts.isSplit(current)) throw notFound('part')
       const slug = param(request, 'part')
       const { gzipped } = await parts.part(current, slug)
@@ -167,7 +170,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
         querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem },
       },
     }, async (request, reply) => {
-      const { current } = sites.publishedApi(locate(request).site, param(request, 'api'))
+      const { current } = await sites.publishedApi((await locate(request)).site, param(request, 'api'))
       return sendDocument(request, reply, registry.versions, current, 'public')
     })
 
@@ -179,26 +182,26 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     app.get(`${prefix}/_assets/:file`, {
       schema: { ...schema('A static file of the pages (Scalar, styles)', { file: PageParams.file }), response: { 404: Problem } },
     }, async (request, reply) => {
-      locate(request)
+      await locate(request)
       const asset = assets.get(param(request, 'file'))
       if (!asset) throw notFound('file')
       return sendAsset(request, reply, asset)
     })
   }
 
-  register('/@:org/sites/:site', SiteParams, false, (request) => {
+  register('/@:org/sites/:site', SiteParams, false, async (request) => {
     const { org, site } = request.params as { org: string; site: string }
-    return { site: sites.publicSite(org, site), base: `/@${org}/sites/${site}` }
+    return { site: await sites.publicSite(org, site), base: `/@${org}/sites/${site}` }
   })
   app.get('/@:org/sites/:site', { schema: { hide: true, params: Type.Object(SiteParams) } }, async (request, reply) => {
     const { org, site } = request.params as { org: string; site: string }
-    sites.publicSite(org, site)
+    await sites.publicSite(org, site)
     return reply.redirect(`/@${encodeURIComponent(org)}/sites/${encodeURIComponent(site)}/`, 301)
   })
 
-  register(SITE_HOST_PREFIX, {}, true, (request) => {
+  register(SITE_HOST_PREFIX, {}, true, async (request) => {
     const siteId = (request.raw as MarkedRequest)[SITE_ID]
     if (siteId === undefined) throw notFound()
-    return { site: sites.publicSiteById(siteId), base: '' }
+    return { site: await sites.publicSiteById(siteId), base: '' }
   })
 }

@@ -70,13 +70,13 @@ const tags = ['Sites']
 export async function siteRoutes(app: FastifyInstance, options: { registry: Registry }): Promise<void> {
   const sites = options.registry.sites
   // The site's id, also when the path names it by slug.
-  const siteId = (request: FastifyRequest) => sites.require(actorOf(request), (request.params as { site: string }).site).id
+  const siteId = async (request: FastifyRequest) => (await sites.require(actorOf(request), (request.params as { site: string }).site)).id
 
   app.get('/v1/sites', {
     schema: { tags, security, summary: 'List sites, by name', querystring: PageQuery, response: { 200: List(Site), ...errors(400, 401) } },
   }, async (request) => {
     const { page, limit } = request.query as { page?: number; limit?: number }
-    const result = sites.list(actorOf(request), toPageRequest(page, limit))
+    const result = await sites.list(actorOf(request), toPageRequest(page, limit))
     return { data: result.items.map(siteView), total: result.total }
   })
 
@@ -89,19 +89,19 @@ export async function siteRoutes(app: FastifyInstance, options: { registry: Regi
 
   app.get('/v1/sites/:site', {
     schema: { tags, security, summary: 'Get a site', params: SiteParams, response: { 200: Data(Site), ...errors(400, 401, 404) } },
-  }, async (request) => ({ data: siteView(sites.require(actorOf(request), siteId(request))) }))
+  }, async (request) => ({ data: siteView(await sites.require(actorOf(request), (request.params as { site: string }).site)) }))
 
   app.patch('/v1/sites/:site', {
     schema: {
       tags, security, summary: 'Update a site (api_ids and domains are replaced as a whole)', params: SiteParams, body: SiteChange,
       response: { 200: Data(Site), ...errors(400, 401, 404, 409, 422) },
     },
-  }, async (request) => ({ data: siteView(await sites.update(actorOf(request), siteId(request), request.body as SiteUpdate)) }))
+  }, async (request) => ({ data: siteView(await sites.update(actorOf(request), await siteId(request), request.body as SiteUpdate)) }))
 
   app.delete('/v1/sites/:site', {
     schema: { tags, security, summary: 'Delete a site and its guides', params: SiteParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    await sites.remove(actorOf(request), siteId(request))
+    await sites.remove(actorOf(request), await siteId(request))
     return reply.status(204).send()
   })
 
@@ -112,7 +112,7 @@ export async function siteRoutes(app: FastifyInstance, options: { registry: Regi
     },
   }, async (request) => {
     const { page, limit } = request.query as { page?: number; limit?: number }
-    const result = sites.listGuides(actorOf(request), siteId(request), toPageRequest(page, limit))
+    const result = await sites.listGuides(actorOf(request), await siteId(request), toPageRequest(page, limit))
     return { data: result.items.map(guideView), total: result.total }
   })
 
@@ -123,20 +123,20 @@ export async function siteRoutes(app: FastifyInstance, options: { registry: Regi
     },
   }, async (request, reply) => {
     const { slug } = request.params as { slug: string }
-    const { guide, created } = await sites.putGuide(actorOf(request), siteId(request), slug, request.body as GuideInput)
+    const { guide, created } = await sites.putGuide(actorOf(request), await siteId(request), slug, request.body as GuideInput)
     return reply.status(created ? 201 : 200).send({ data: guideView(guide) })
   })
 
   app.get('/v1/sites/:site/guides/:slug', {
     schema: { tags, security, summary: 'Get a guide', params: GuideParams, response: { 200: Data(Guide), ...errors(400, 401, 404) } },
   }, async (request) => ({
-    data: guideView(sites.getGuide(actorOf(request), siteId(request), (request.params as { slug: string }).slug)),
+    data: guideView(await sites.getGuide(actorOf(request), await siteId(request), (request.params as { slug: string }).slug)),
   }))
 
   app.delete('/v1/sites/:site/guides/:slug', {
     schema: { tags, security, summary: 'Delete a guide', params: GuideParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    await sites.removeGuide(actorOf(request), siteId(request), (request.params as { slug: string }).slug)
+    await sites.removeGuide(actorOf(request), await siteId(request), (request.params as { slug: string }).slug)
     return reply.status(204).send()
   })
 }

@@ -4,6 +4,7 @@
  * the on-disk shape of an existing `./storage` stays exactly what it was.
  */
 import type { StoredSecret } from '../store/secret-keyring.js'
+import type { Visibility } from '../store/records.js'
 
 export type {
   KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
@@ -94,4 +95,36 @@ export interface SessionRecord {
   organization_id: string
   created_at: string
   expires_at: string
+}
+
+// ---------------------------------------------------------------- documentation sites (issue 6)
+
+/** A hosted documentation site (stored as it was in src/store/site-store.ts: LMDB's `sites` database). */
+export interface SiteRecord {
+  id: string
+  organization_id: string
+  name: string
+  slug: string
+  /** Public title shown on the pages; null: the name is shown. */
+  title: string | null
+  /** APIs of the same organization, in the order the landing page lists them. */
+  api_ids: string[]
+  visibility: Visibility
+  /** Lowercase host names the site answers on. */
+  domains: string[]
+  created_at: string
+  updated_at: string
+}
+
+/** A page of a site, written in Markdown. */
+export interface GuideRecord {
+  id: string
+  organization_id: string
+  site_id: string
+  slug: string
+  title: string
+  markdown: string
+  position: number
+  created_at: string
+  updated_at: string
 }

@@ -63,4 +63,42 @@ if (server) {
     await t.rejects(client.query("INSERT INTO versions (id, resource_id, number, kind, checksum, record) VALUES ('V2', 'R', 1, 'api', 'c', $1)", [record]),
       { code: '23505' }, 'one version per number')
   })
+
+  t.test('sites: the constraints hold whatever the code above does', async (t) => {
+    const url = await server.createDatabase()
+    const storage = await PostgresStorage.open(url)
+    t.teardown(() => storage.close())
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    t.teardown(() => client.end())
+    const record = '{}'
+    const site = (id: string, slug: string) => client.query(
+      "INSERT INTO sites (id, organization_id, slug, name, visibility, record) VALUES ($1, 'O', $2, 'Docs', 'private', $3)", [id, slug, record])
+    await client.query("INSERT INTO organizations (id, slug, record) VALUES ('O', 'acme', $1)", [record])
+    await client.query("INSERT INTO resources (id, organization_id, kind, slug, name, visibility, last_number, record) VALUES ('R', 'O', 'api', 'shop', 'Shop', 'private', 0, $1)", [record])
+    await site('S', 'docs')
+    await t.rejects(site('T', 'docs'), { code: '23505' }, 'one slug per organization')
+    await t.rejects(client.query("INSERT INTO sites (id, organization_id, slug, name, visibility, record) VALUES ('T', 'nope', 'x', 'X', 'private', $1)", [record]),
+      { code: '23503' }, 'a site of an organization that exists')
+    await site('T', 'other')
+    await client.query("INSERT INTO site_domains (domain, site_id) VALUES ('docs.acme.example', 'S')")
+    await t.rejects(client.query("INSERT INTO site_domains (domain, site_id) VALUES ('docs.acme.example', 'T')"), { code: '23505' }, 'one site per domain')
+    await t.rejects(client.query("INSERT INTO site_domains (domain, site_id) VALUES ('Docs.example', 'T')"), { code: '23514' }, 'domains are lowercase')
+    await client.query("INSERT INTO site_guides (site_id, slug, id, position, record) VALUES ('S', 'intro', 'G', 0, $1)", [record])
+    await t.rejects(client.query("INSERT INTO site_guides (site_id, slug, id, position, record) VALUES ('S', 'intro', 'H', 1, $1)", [record]),
+      { code: '23505' }, 'one guide per slug in a site')
+    await t.rejects(client.query("INSERT INTO site_guides (site_id, slug, id, position, record) VALUES ('S', 'x', 'H', -1, $1)", [record]),
+      { code: '23514' }, 'positions from 0')
+    await t.rejects(client.query("INSERT INTO site_apis (api_id, site_id) VALUES ('nope', 'S')"), { code: '23503' }, 'a listed API exists (checked at commit)')
+    await client.query("INSERT INTO site_apis (api_id, site_id) VALUES ('R', 'S')")
+    await t.rejects(client.query("DELETE FROM resources WHERE id = 'R'"), { code: '23503' }, 'an API a site lists is not removed without leaving the site')
+    await client.query('BEGIN')
+    await client.query("DELETE FROM resources WHERE id = 'R'")
+    await client.query("DELETE FROM site_apis WHERE api_id = 'R'")
+    await client.query('COMMIT')
+    t.pass('in one transaction, in either order')
+    await client.query("DELETE FROM sites WHERE id = 'S'")
+    const left = await client.query("SELECT (SELECT count(*) FROM site_domains) + (SELECT count(*) FROM site_guides) + (SELECT count(*) FROM site_apis) AS n")
+    t.equal(Number(left.rows[0].n), 0, "a site's domains, guides and API references go with it")
+  })
 }
