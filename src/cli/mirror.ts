@@ -28,11 +28,13 @@ async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs:
   const blobs = new FsBlobStore(storage)
   // set-remote seals the token with the secret key the server uses (the same environment).
   const { secrets } = openSecrets(index, storage)
-  const mirror = new Mirror(index, index.mirror, blobs, { storage, outbound, secrets })
+  const port = new LmdbStorage({ root: index.root, blobs })
+  const mirror = new Mirror(port, blobs, { storage, outbound, secrets })
   try {
-    return await action(mirror, new Organizations(new LmdbStorage({ root: index.root, blobs })))
+    return await action(mirror, new Organizations(port))
   } finally {
     await mirror.close()
+    await port.close()
     await index.close()
   }
 }
@@ -45,7 +47,7 @@ export function registerMirrorCommands(program: Command, context: CliContext): v
     .action(async (options: { org?: string }) => withMirror(context, async (m, orgs) => {
       const targets: OrganizationRecord[] = options.org ? [await orgs.requireBySlug(options.org)] : await orgs.list()
       const { queued } = await context.withProgress('mirror rebuild', (progress) => m.rebuild(targets, progress))
-      const heads = Object.fromEntries(targets.map((org) => [org.slug, m.status(org).head]))
+      const heads = Object.fromEntries(await Promise.all(targets.map(async (org) => [org.slug, (await m.status(org)).head] as const)))
       context.output({ queued, heads }, queued
         ? [`queued: the running server rebuilds ${targets.length} organization(s) on its next round`]
         : targets.map((org) => `${org.slug}\t${heads[org.slug] ?? '(empty)'}`))
@@ -54,7 +56,7 @@ export function registerMirrorCommands(program: Command, context: CliContext): v
   mirror.command('show').description('the mirror head and push remote of an organization (never the token)')
     .requiredOption('--org <slug>', 'organization slug')
     .action(async (options: { org: string }) => withMirror(context, async (m, orgs) => {
-      const status = m.status(await orgs.requireBySlug(options.org))
+      const status = await m.status(await orgs.requireBySlug(options.org))
       context.output(status, Object.entries(status).map(([field, value]) => `${field}\t${value ?? '-'}`))
     }))
 

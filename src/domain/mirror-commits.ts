@@ -2,8 +2,7 @@
  * What a mirror commit holds: the paths of a resource in the tree, its metadata file, the message and
  * its trailers. Pure functions of the journal entry, so the same history always gives the same commits.
  */
-import type { MirrorVersion } from '../store/mirror-store.js'
-import type { ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
+import type { MirrorVersion, ResourceKind, ResourceRecord, VersionRecord } from '../storage/records.js'
 import { settableFields } from './views.js'
 
 /**

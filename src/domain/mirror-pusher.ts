@@ -9,7 +9,8 @@ import git from 'isomorphic-git'
 import { RegistryError } from '../errors.js'
 import { gitHttp } from '../store/git-http.js'
 import { GitRepository, MAIN, repositoryPath } from '../store/git-repository.js'
-import { mirrorSecretRef, type MirrorStore } from '../store/mirror-store.js'
+import type { Storage } from '../storage/port.js'
+import { mirrorSecretRef, type MirrorRemote } from '../storage/records.js'
 import type { MirrorLog } from './mirror-writer.js'
 import { OutboundFailure, OutboundPolicy, UNREACHABLE, outboundFailure } from './outbound.js'
 import { withOutboundFetch } from './outbound-fetch.js'
@@ -42,7 +43,7 @@ export class MirrorPusher {
   private readonly inFlight = new Set<Promise<void>>()
   private stopped = false
 
-  constructor(private readonly store: MirrorStore, private readonly options: PusherOptions) {}
+  constructor(private readonly storage: Storage, private readonly options: PusherOptions) {}
 
   /** Pushes soon if the remote is behind the head (and no retry is already waiting). */
   schedule(org: string): void {
@@ -56,12 +57,24 @@ export class MirrorPusher {
     this.run(org, state)
   }
 
-  /** Every organization whose remote is behind: after a start, and on each poll of the writer. */
+  /**
+   * Every organization whose remote is behind: after a start, and on each poll of the writer. Never
+   * waited for, but `idle` waits for it (and for the pushes it starts).
+   */
   scheduleBehind(): void {
-    for (const org of this.store.remoteOrganizations()) {
-      const remote = this.store.remote(org)
-      const head = this.store.head(org)?.commit
-      if (remote && head && remote.last_pushed_commit !== head) this.schedule(org)
+    if (this.stopped || !this.options.canPush()) return
+    const scan = this.behind().catch((error) => {
+      this.options.log.warn({ err: String(error) }, 'git mirror: could not read the push remotes; trying again on the next round')
+    })
+    this.inFlight.add(scan)
+    void scan.finally(() => this.inFlight.delete(scan))
+  }
+
+  private async behind(): Promise<void> {
+    const read = this.storage.read.mirror
+    for (const org of await read.remoteOrganizations()) {
+      const [remote, head] = await Promise.all([read.remote(org), read.head(org)])
+      if (remote && head && remote.last_pushed_commit !== head.commit) this.schedule(org)
     }
   }
 
@@ -116,8 +129,9 @@ export class MirrorPusher {
 
   /** One push of the current head; answers false on a failure (recorded on the remote). */
   private async pushOnce(org: string): Promise<boolean> {
-    const remote = this.store.remote(org)
-    const head = this.store.head(org)?.commit
+    const [remote, head] = await Promise.all([
+      this.storage.read.mirror.remote(org), this.storage.read.mirror.head(org).then((found) => found?.commit),
+    ])
     if (!remote || !head || remote.last_pushed_commit === head) return true
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
     const policy = this.options.outbound ?? OutboundPolicy.DEFAULT
@@ -136,7 +150,7 @@ export class MirrorPusher {
         onAuth: () => (password ? { username: 'registry', password } : { cancel: true }),
       }))
       if (!result.ok) throw new OutboundFailure(`${step}: ${UNREACHABLE}`, `the remote refused the push: ${result.error ?? JSON.stringify(result.refs)}`)
-      await this.store.recordPush(org, remote, { commit: head, at: new Date().toISOString() })
+      await this.recordPush(org, remote, { commit: head, at: new Date().toISOString() })
       return true
     } catch (error) {
       // The remote's answer (a status, a body) goes to the operator's log only; the token never does.
@@ -144,8 +158,28 @@ export class MirrorPusher {
       const failure = error instanceof RegistryError ? new OutboundFailure(`${step}: ${error.message}`, error.message) : outboundFailure(step, error)
       const redactor = new Redactor([token, remote.url])
       redactor.log(this.options.log).warn({ organization_id: org, url: remote.url, reason: failure.reason }, 'git mirror: push failed; retrying later')
-      await this.store.recordPush(org, remote, { error: redactor.redact(failure.message), at: new Date().toISOString() }).catch(() => undefined)
+      await this.recordPush(org, remote, { error: redactor.redact(failure.message), at: new Date().toISOString() }).catch(() => undefined)
       return false
     }
+  }
+
+  /**
+   * Records the outcome of a push made to `pushed` (the remote as read when the push started), unless
+   * the remote was removed or set again meanwhile: by the CLI in another process too, and with the same
+   * URL (a new token). A setting is known by its URL and `created_at`; the outcome changes only the
+   * `last_*` fields of the record as committed, decided on what the transaction reads.
+   */
+  private recordPush(
+    org: string, pushed: Pick<MirrorRemote, 'url' | 'created_at'>,
+    outcome: { commit: string; at: string } | { error: string; at: string },
+  ): Promise<void> {
+    return this.storage.transaction(async (tx) => {
+      const remote = await tx.mirror.remote(org)
+      if (!remote || remote.url !== pushed.url || remote.created_at !== pushed.created_at) return
+      const next: MirrorRemote = 'commit' in outcome
+        ? { ...remote, last_pushed_commit: outcome.commit, last_pushed_at: outcome.at, last_error: null, last_error_at: null }
+        : { ...remote, last_error: outcome.error, last_error_at: outcome.at }
+      await tx.mirror.putRemote(org, next)
+    })
   }
 }

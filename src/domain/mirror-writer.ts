@@ -2,16 +2,15 @@
  * The single writer of the git mirror: applies journal entries to each organization's repository
  * after the index has committed them, in order, one commit per change. It runs off the request path
  * (nudged after a journaled commit, and polling for entries other processes wrote), yields to the
- * event loop between commits, and commits its progress (entries applied, new head) in one index
+ * event loop between commits, and commits its progress (entries applied, new head) in one storage
  * transaction per batch. A failure leaves the entries pending; they are retried on the next round.
  */
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { GitRepository, MirrorTree, repositoryPath } from '../store/git-repository.js'
-import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
-import type { HistoryEntry, JournalEntry, MirrorStore } from '../store/mirror-store.js'
-import type { ResourceKind, ResourceRecord } from '../store/records.js'
+import type { ReadStores, Storage } from '../storage/port.js'
+import type { BlobStore, HistoryEntry, JournalEntry, ResourceKind, ResourceRecord } from '../storage/records.js'
 import { STDERR_LOG, type ServerLog } from './server-log.js'
 import {
   KIND_DIR, METADATA_NAME, commitMessage, documentName, documentNames, historyOrder, metadataFile, type MirrorChange,
@@ -23,7 +22,7 @@ export interface MirrorWriterOptions {
   storage: string
   /** How often to look for entries other processes wrote, and to retry after a failure (ms). */
   pollMs?: number
-  /** Entries applied per index transaction. */
+  /** Entries applied per storage transaction. */
   batch?: number
   /**
    * While changes keep being journaled (uploads under way), the writer waits until none came for this
@@ -74,8 +73,7 @@ export class MirrorWriter {
   rebuildProgress: ((organizationId: string, done: number, total: number) => void) | undefined
 
   constructor(
-    private readonly index: RegistryIndex,
-    private readonly store: MirrorStore,
+    private readonly storage: Storage,
     private readonly blobs: BlobStore,
     private readonly options: MirrorWriterOptions,
   ) {
@@ -177,7 +175,7 @@ export class MirrorWriter {
       await this.checkRepositories()
       this.checked = true
     }
-    const entries = this.store.pending(this.batch)
+    const entries = await this.storage.read.mirror.pending(this.batch)
     if (entries.length === 0) return 'done'
     const byOrg = new Map<string, JournalEntry[]>()
     for (const entry of entries) {
@@ -225,11 +223,12 @@ export class MirrorWriter {
 
   private async commitProgress(org: string, state: OrgState, applied: number[]): Promise<void> {
     if (state.head) {
-      await this.store.markApplied(org, applied, state.head)
+      const head = { commit: state.head, updated_at: new Date().toISOString() }
+      await this.storage.transaction((tx) => tx.mirror.markApplied(org, applied, head))
       await state.repo.setHead(state.head)
       this.options.onHead?.(org)
     } else {
-      await this.store.discard(applied)
+      await this.storage.transaction((tx) => tx.mirror.discard(applied))
     }
   }
 
@@ -244,7 +243,7 @@ export class MirrorWriter {
     if (known) return known
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
     await repo.ensure()
-    const head = this.store.head(org)?.commit
+    const head = (await this.storage.read.mirror.head(org))?.commit
     if (head && await repo.hasCommit(head)) {
       const state = { repo, tree: await MirrorTree.read(repo.gitdir, head), head }
       await repo.setHead(head)
@@ -265,9 +264,9 @@ export class MirrorWriter {
    * index recorded, or is rebuilt (see `load`), also when nothing is pending.
    */
   private async checkRepositories(): Promise<void> {
-    for (const org of this.index.listOrganizations()) {
+    for (const org of await this.storage.read.organizations.list()) {
       if (this.states.has(org.id)) continue
-      if (!this.store.head(org.id) && !await this.hasUndescribedResources(org.id)) continue
+      if (!await this.storage.read.mirror.head(org.id) && !await this.hasUndescribedResources(org.id)) continue
       await this.load(org.id)
     }
   }
@@ -282,13 +281,14 @@ export class MirrorWriter {
   private async hasUndescribedResources(org: string): Promise<boolean> {
     let described = 0
     let seen = 0
-    for (const entry of this.store.entriesOf(org)) {
+    for (const entry of await this.storage.read.mirror.pendingOf(org)) {
       if (entry.change === 'create') described++
       else if (entry.change === 'delete') described--
       if (++seen % 5000 === 0) await new Promise((resolve) => setImmediate(resolve))
     }
     const past = { offset: Number.MAX_SAFE_INTEGER, limit: 1 } // answers only `total`
-    const present = KINDS.reduce((sum, kind) => sum + this.index.listResources(org, kind, past).total, 0)
+    let present = 0
+    for (const kind of KINDS) present += (await this.storage.read.resources.list(org, kind, past)).total
     return present > described
   }
 
@@ -296,10 +296,14 @@ export class MirrorWriter {
    * Rebuilds an organization's repository from the index: the mirror's history replayed in the order
    * it was journaled (renames, metadata changes and deletions included), so the commits are those a
    * continuously running mirror wrote. Journal entries of the organization up to the snapshot are
-   * dropped with the new head, in one transaction.
+   * dropped with the new head, in one transaction. The snapshot is read in one transaction (it only
+   * reads): the history and the pending entries it supersedes are of one committed state.
    */
   async rebuild(org: string): Promise<string | undefined> {
-    const snapshot = await this.store.transactionRead(() => ({ history: this.history(org), seqs: this.store.pendingOf(org) }))
+    const snapshot = await this.storage.transaction(async (tx) => ({
+      history: await this.history(tx, org),
+      seqs: (await tx.mirror.pendingOf(org)).map((entry) => entry.seq),
+    }))
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
     await repo.ensure()
     const state: OrgState = { repo, tree: new MirrorTree(), head: undefined }
@@ -318,8 +322,8 @@ export class MirrorWriter {
    * (resources and versions from before the history began: each resource created with the metadata it
    * had before its first recorded update, or its current metadata, and its versions, ordered by time).
    */
-  private history(org: string): MirrorChange[] {
-    const logged = [...this.store.historyOf(org)]
+  private async history(read: ReadStores, org: string): Promise<MirrorChange[]> {
+    const logged = await read.mirror.history(org)
     const described = new Set<string>()
     const loggedVersions = new Set<string>()
     /** Each resource as it was last known: a deleted one's last record, else its record in the index. */
@@ -334,12 +338,12 @@ export class MirrorWriter {
     const older: MirrorChange[] = []
     const all = { offset: 0, limit: Number.MAX_SAFE_INTEGER }
     for (const kind of KINDS) {
-      for (const resource of this.index.listResources(org, kind, all).items) {
+      for (const resource of (await read.resources.list(org, kind, all)).items) {
         lastKnown.set(resource.id, resource)
         if (!described.has(resource.id)) {
           older.push({ change: 'create', resource: firstBefore.get(resource.id) ?? resource, at: resource.created_at })
         }
-        for (const version of this.index.listVersions(resource.id, all).items) {
+        for (const version of (await read.versions.list(resource.id, all)).items) {
           if (!loggedVersions.has(version.id)) older.push({ change: 'version', resource, version, at: version.created_at })
         }
       }
@@ -378,7 +382,7 @@ export class MirrorWriter {
           bytes = await this.blobs.get({ checksum: version.checksum, digest: version.digest, format: version.format })
         } catch (error) {
           // Only when the resource was deleted and its blobs collected before the mirror caught up.
-          if (this.index.getVersionById(version.id)) throw error
+          if (await this.storage.read.versions.byId(version.id)) throw error
           this.log.warn({ version_id: version.id }, 'git mirror: the document of a deleted resource is gone; its version commit is skipped')
           return state.head
         }

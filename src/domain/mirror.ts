@@ -3,9 +3,8 @@
  * the pusher that keeps a remote current, the push-mirror settings, and the repositories clients clone.
  */
 import { GitRepository, repositoryPath } from '../store/git-repository.js'
-import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
-import { mirrorSecretRef, type MirrorRemote, type MirrorStore } from '../store/mirror-store.js'
-import type { OrganizationRecord } from '../store/records.js'
+import type { Storage } from '../storage/port.js'
+import { mirrorSecretRef, type BlobStore, type MirrorRemote, type OrganizationRecord } from '../storage/records.js'
 import { now } from './ids.js'
 import { MirrorPusher } from './mirror-pusher.js'
 import { MirrorWriter, type MirrorLog } from './mirror-writer.js'
@@ -45,30 +44,36 @@ export class Mirror {
   readonly writer: MirrorWriter
   readonly pusher: MirrorPusher
   private readonly log: ForwardingLog
+  /** Started (`start`) and not closed: journaled commits nudge the writer. */
+  private started = false
 
-  constructor(
-    private readonly index: RegistryIndex & { onJournal: (() => void) | undefined },
-    private readonly store: MirrorStore,
-    blobs: BlobStore,
-    private readonly options: MirrorOptions,
-  ) {
+  constructor(private readonly storage: Storage, blobs: BlobStore, private readonly options: MirrorOptions) {
     const log = this.log = new ForwardingLog(options.log)
-    this.pusher = new MirrorPusher(store, {
+    this.pusher = new MirrorPusher(storage, {
       storage: options.storage, baseDelayMs: options.pushBaseDelayMs, maxDelayMs: options.pushMaxDelayMs, log, outbound: options.outbound,
       canPush: () => this.writer.isWriter, secrets: options.secrets,
     })
-    this.writer = new MirrorWriter(index, store, blobs, {
+    this.writer = new MirrorWriter(storage, blobs, {
       storage: options.storage, pollMs: options.pollMs, batch: options.batch, log,
       onHead: (org) => this.pusher.schedule(org),
       onRound: () => this.pusher.scheduleBehind(),
     })
+    storage.onCommit(({ journal }) => { if (journal) this.journaled() })
   }
 
-  /** Starts the writer (replaying pending entries) and hooks it to the index's journaled commits. */
+  /** Starts the writer (replaying pending entries); from then on journaled commits nudge it. */
   start(log?: MirrorLog): void {
     if (log) this.log.use(log)
-    this.index.onJournal = () => this.writer.journaled()
+    this.started = true
     this.writer.start()
+  }
+
+  /**
+   * After a commit that journaled: the port's (heard in the constructor), and, until resource deletion
+   * moves onto the port, `LmdbIndex`'s deletes (the registry forwards them). Nothing before `start`.
+   */
+  journaled(): void {
+    if (this.started) this.writer.journaled()
   }
 
   /** Everything journaled so far is in git (and pushes under way have finished). */
@@ -79,7 +84,7 @@ export class Mirror {
 
   /** Drains the writer and stops both; part of `Registry.close()`. */
   async close(): Promise<void> {
-    this.index.onJournal = undefined
+    this.started = false
     await this.writer.close()
     await this.pusher.close()
   }
@@ -89,10 +94,10 @@ export class Mirror {
     return new GitRepository(repositoryPath(this.options.storage, org.id))
   }
 
-  status(org: OrganizationRecord): MirrorStatus {
-    const remote = this.store.remote(org.id)
+  async status(org: OrganizationRecord): Promise<MirrorStatus> {
+    const [remote, head] = await Promise.all([this.storage.read.mirror.remote(org.id), this.storage.read.mirror.head(org.id)])
     return {
-      head: this.store.head(org.id)?.commit ?? null,
+      head: head?.commit ?? null,
       url: remote?.url ?? null,
       token_set: Boolean(remote?.token),
       token_status: this.options.secrets.status(mirrorSecretRef(org.id), remote?.token ?? null),
@@ -107,13 +112,17 @@ export class Mirror {
     checkRemoteUrl(url)
     const outbound = this.options.outbound ?? OutboundPolicy.DEFAULT
     outbound.check(url, 'url')
-    await this.store.setRemote(org.id, url, this.options.secrets.seal(mirrorSecretRef(org.id), token), now())
+    const remote: MirrorRemote = {
+      url, token: this.options.secrets.seal(mirrorSecretRef(org.id), token), created_at: now(),
+      last_pushed_commit: null, last_pushed_at: null, last_error: null, last_error_at: null,
+    }
+    await this.storage.transaction((tx) => tx.mirror.putRemote(org.id, remote))
     this.pusher.reset(org.id)
     return this.status(org)
   }
 
   async removeRemote(org: OrganizationRecord): Promise<void> {
-    await this.store.removeRemote(org.id)
+    await this.storage.transaction((tx) => tx.mirror.removeRemote(org.id))
   }
 
   /**
@@ -121,7 +130,10 @@ export class Mirror {
    * writer (or can become it); otherwise the running server's writer does it on its next round.
    */
   async rebuild(orgs: OrganizationRecord[], progress: ProgressListener = NO_PROGRESS): Promise<{ queued: boolean }> {
-    for (const org of orgs) await this.store.appendNow(org.id, { change: 'rebuild' })
+    for (const org of orgs) {
+      const at = new Date().toISOString()
+      await this.storage.transaction((tx) => tx.mirror.append(org.id, at, { change: 'rebuild' }))
+    }
     const slugs = new Map(orgs.map((org) => [org.id, org.slug]))
     this.writer.rebuildProgress = (id, done, total) => progress(`rebuilding ${slugs.get(id) ?? id}`, done, total)
     try {

@@ -23,7 +23,6 @@ import { Resources } from './resources.js'
 import { Uploads } from './uploads.js'
 import { Changes } from './changes.js'
 import { Search } from './search.js'
-import { SearchStore } from '../store/search-store.js'
 import { Changelog } from './changelog.js'
 import { CompatibilityGate } from './compatibility.js'
 import { Versions } from './versions.js'
@@ -112,9 +111,6 @@ export class Registry {
     /** Outbound events: the longest attempt to deliver one (REGISTRY_WEBHOOK_TIMEOUT_MS). */
     events: { timeoutMs?: number } = {},
   ) {
-    // The mirror writer listens to the index's journaled commits (Mirror.start): the port's go to it too.
-    const journalHook = index as { onJournal?: () => void }
-    storage.onCommit(({ journal }) => { if (journal) journalHook.onJournal?.() })
     this.organizations = new Organizations(storage)
     this.sessions = new Sessions(storage, this.organizations)
     this.changes = new Changes(storage, blobs, documents)
@@ -123,7 +119,7 @@ export class Registry {
     this.uploads = new Uploads(storage, blobs, documents, this.changes, compatibility, metrics)
     this.resources = new Resources(storage, index, this.uploads)
     this.versions = new Versions(storage, blobs, documents, compatibility)
-    this.search = new Search(storage, SearchStore.of(index), blobs, documents)
+    this.search = new Search(storage, blobs, documents)
     this.publicRegistry = new PublicRegistry(storage, this.search)
     this.sites = new Sites(storage)
     // Until deletion moves onto the port: an API's delete drops it from the sites in the index's transaction.
@@ -165,7 +161,10 @@ export class Registry {
     const registry = new Registry(index, blobs, documents, metrics, outbound, {
       splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,
     }, secretKeys, undefined, { timeoutMs: options.webhookTimeoutMs })
-    registry.mirror = new Mirror(index, index.mirror, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
+    const mirror = registry.mirror = new Mirror(registry.storage, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
+    // The port's journaled commits nudge the writer (Mirror hears them); until resource deletion moves
+    // onto the port, the index's deletes journal in its own transactions, and nudge it through here.
+    index.onJournal = () => mirror.journaled()
     return registry
   }
 

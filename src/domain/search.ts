@@ -8,11 +8,8 @@
  * document holds is read once, in a worker, and kept by its checksum.
  */
 import MiniSearch, { type SearchResult } from 'minisearch'
-import type { SearchTerms } from '../documents/search-terms.js'
-import type { BlobStore } from '../store/interfaces.js'
 import type { Storage } from '../storage/port.js'
-import type { Page, PageRequest, ResourceKind, ResourceRecord } from '../store/records.js'
-import type { SearchStore } from '../store/search-store.js'
+import type { BlobStore, Page, PageRequest, ResourceKind, ResourceRecord, SearchTerms } from '../storage/records.js'
 import type { DocumentProcessor } from './documents.js'
 
 export interface SearchHit {
@@ -71,7 +68,6 @@ export class Search {
 
   constructor(
     private readonly storage: Storage,
-    private readonly store: SearchStore,
     private readonly blobs: BlobStore,
     private readonly documents: DocumentProcessor,
   ) {}
@@ -111,7 +107,7 @@ export class Search {
 
   private async build(organizationId: string): Promise<OrganizationSearch> {
     // Changes after this point are applied by catchUp, so none is lost while the build reads.
-    const seq = this.store.lastChange(organizationId)
+    const seq = await this.storage.read.mirror.lastSeq(organizationId)
     const engine = new MiniSearch<Entry>({
       fields: [...FIELDS],
       storeFields: ['kind', 'visibility'],
@@ -128,7 +124,7 @@ export class Search {
       const resources = (await this.storage.read.resources.list(organizationId, kind, ALL)).items
       // Documents not read before go to the workers a batch at a time, not one after the other.
       for (let start = 0; start < resources.length; start += BUILD_BATCH) {
-        engine.addAll(await Promise.all(resources.slice(start, start + BUILD_BATCH).map((resource) => this.entry(resource))))
+        engine.addAll(await this.entries(resources.slice(start, start + BUILD_BATCH)))
       }
     }
     return { engine, seq, queue: Promise.resolve() }
@@ -137,19 +133,33 @@ export class Search {
   /** Applies the organization's changes since the last search: resources as they are now. */
   private async catchUp(organizationId: string, organization: OrganizationSearch): Promise<void> {
     const touched = new Set<string>()
-    for (const change of this.store.changesSince(organizationId, organization.seq)) {
+    for (const change of await this.storage.read.mirror.history(organizationId, organization.seq)) {
       touched.add(change.change === 'version' ? change.resource_id : change.resource.id)
       organization.seq = change.seq
     }
+    const present: ResourceRecord[] = []
     for (const id of touched) {
       const resource = await this.storage.read.resources.get(id)
       if (organization.engine.has(id)) organization.engine.discard(id)
-      if (resource) organization.engine.add(await this.entry(resource))
+      if (resource) present.push(resource)
     }
+    if (present.length > 0) organization.engine.addAll(await this.entries(present))
   }
 
-  private async entry(resource: ResourceRecord): Promise<Entry> {
-    const document = await this.termsOf(resource)
+  /** The resources' entries; the terms of documents not read before are kept, in one transaction. */
+  private async entries(resources: ResourceRecord[]): Promise<Entry[]> {
+    const fresh = new Map<string, SearchTerms>()
+    const entries = await Promise.all(resources.map((resource) => this.entry(resource, fresh)))
+    if (fresh.size > 0) {
+      await this.storage.transaction(async (tx) => {
+        for (const [checksum, terms] of fresh) await tx.search.putTerms(checksum, terms)
+      })
+    }
+    return entries
+  }
+
+  private async entry(resource: ResourceRecord, fresh: Map<string, SearchTerms>): Promise<Entry> {
+    const document = await this.termsOf(resource, fresh)
     return {
       id: resource.id,
       kind: resource.kind,
@@ -163,15 +173,15 @@ export class Search {
     }
   }
 
-  /** What the resource's current document holds: kept by checksum, read in a worker the first time. */
-  private async termsOf(resource: ResourceRecord): Promise<SearchTerms> {
+  /** What the resource's current document holds: kept by checksum, read in a worker the first time (and added to `fresh`). */
+  private async termsOf(resource: ResourceRecord, fresh: Map<string, SearchTerms>): Promise<SearchTerms> {
     const version = await this.storage.read.versions.current(resource.id)
     if (!version) return NO_TERMS
-    const kept = this.store.getTerms(version.checksum)
+    const kept = await this.storage.read.search.getTerms(version.checksum)
     if (kept) return kept
     const text = (await this.blobs.get(version)).toString('utf8')
     const terms = await this.documents.terms({ text })
-    await this.store.putTerms(version.checksum, terms)
+    fresh.set(version.checksum, terms)
     return terms
   }
 }

@@ -34,7 +34,7 @@ export function registerMirrorRoutes(app: FastifyInstance, registry: Registry): 
 
   app.get('/v1/mirror', {
     schema: { tags, security, summary: 'The git mirror: head, push remote and its last push', response: { 200: Data(MirrorStatus), ...errors(401) } },
-  }, async (request) => ({ data: mirror().status(actorOf(request).organization) }))
+  }, async (request) => ({ data: await mirror().status(actorOf(request).organization) }))
 
   // The push mirror is an organization setting: admin keys only.
   app.put('/v1/mirror', {

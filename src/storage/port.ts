@@ -6,13 +6,16 @@
 import type {
   BlobStore, DiffResult, Finding, JournalChange, JournalEntry, KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind,
   ResourceRecord, SessionRecord, VersionRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord,
+  HistoryEntry, HistoryPosition, MirrorHead, MirrorRemote, MirrorVersion,
 } from './records.js'
 import type { RepositoryReader, RepositoryStore } from './features/repositories.js'
 import type { SdkReader, SdkStore } from './features/sdks.js'
 import type { SiteReader, SiteStore } from './features/sites.js'
 import type { TallyReader, TallyStore } from './features/tallies.js'
+import type { SearchReader, SearchStore } from './features/search.js'
 
 export type { RepositoryReader, RepositoryStore, SdkReader, SdkStore, SiteReader, SiteStore, TallyReader, TallyStore }
+export type { SearchReader, SearchStore }
 
 export interface Storage {
   readonly kind: 'lmdb' | 'postgres'
@@ -46,6 +49,7 @@ export interface Stores extends ReadStores {
   readonly sdks: SdkStore
   readonly repositories: RepositoryStore
   readonly tallies: TallyStore
+  readonly search: SearchStore
 }
 
 export interface ReadStores {
@@ -63,6 +67,8 @@ export interface ReadStores {
   readonly repositories: RepositoryReader
   /** Counts for /metrics and verify (features/tallies.ts). */
   readonly tallies: TallyReader
+  /** What search finds in each document, by checksum (features/search.ts). */
+  readonly search: SearchReader
 }
 
 // ---------------------------------------------------------------- organizations and keys
@@ -146,11 +152,38 @@ export interface VersionStore extends VersionReader {
   append(version: VersionRecord): Promise<ResourceRecord>
 }
 
-// ---------------------------------------------------------------- the git mirror's journal
+// ---------------------------------------------------------------- the git mirror: journal, history, heads, remotes
 
+/**
+ * The git mirror's records (issue 5). The journal holds the changes the mirror writer has not applied
+ * yet; the history keeps every change ever journaled (a `rebuild` request excepted), applied or not,
+ * since renames, metadata changes and deleted resources are nowhere else; a head is the commit an
+ * organization's `main` points at; a remote is where it is pushed. The git repositories themselves are
+ * files derived from these records (src/store/git-repository.ts). Search follows an organization's
+ * changes through its history too (`history`, `lastSeq`).
+ */
 export interface MirrorJournalReader {
-  /** Entries not yet applied, in sequence order, at most `limit`. */
+  /**
+   * Entries not yet applied, in sequence order, at most `limit`. (On PostgreSQL sequence order is not
+   * commit order across concurrent transactions: see docs/storage.md before a writer runs there.)
+   */
   pending(limit: number): Promise<JournalEntry[]>
+  /** One organization's entries not yet applied, in sequence order (read with its history in one transaction by a rebuild). */
+  pendingOf(organizationId: string): Promise<JournalEntry[]>
+  /** One organization's history after sequence number `afterSeq` (default: all of it), in sequence order. */
+  history(organizationId: string, afterSeq?: number): Promise<HistoryEntry[]>
+  /** The sequence number of the organization's latest history entry; 0 before any. */
+  lastSeq(organizationId: string): Promise<number>
+  /**
+   * The versions the history holds (deleted resources' too: their blobs are kept for a rebuild), by
+   * organization then sequence number, at most `limit` after `after`; `next` is where the page stopped
+   * when it is full (the following page may be empty), undefined when the history ends in it.
+   */
+  historyVersions(after: HistoryPosition | undefined, limit: number): Promise<{ versions: MirrorVersion[]; next: HistoryPosition | undefined }>
+  head(organizationId: string): Promise<MirrorHead | undefined>
+  remote(organizationId: string): Promise<MirrorRemote | undefined>
+  /** The organizations with a push remote, in id order. */
+  remoteOrganizations(): Promise<string[]>
 }
 
 export interface MirrorJournalStore extends MirrorJournalReader {
@@ -159,6 +192,17 @@ export interface MirrorJournalStore extends MirrorJournalReader {
    * sequence number when the transaction commits, so concurrent appends never conflict.
    */
   append(organizationId: string, at: string, change: JournalChange): Promise<void>
+  /**
+   * The mirror writer's commit point: removes the entries it applied (numbers no longer pending are
+   * ignored) and records the head they produced; 404 when the organization does not exist.
+   */
+  markApplied(organizationId: string, seqs: number[], head: MirrorHead): Promise<void>
+  /** Removes entries without applying them (superseded by a rebuild); numbers no longer pending are ignored. */
+  discard(seqs: number[]): Promise<void>
+  /** Inserts or replaces the organization's push remote; 404 when the organization does not exist. */
+  putRemote(organizationId: string, remote: MirrorRemote): Promise<void>
+  /** False when there was none. */
+  removeRemote(organizationId: string): Promise<boolean>
 }
 
 // ---------------------------------------------------------------- outbound events (webhooks)

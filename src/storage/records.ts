@@ -12,7 +12,8 @@ export type {
 export type { BlobRef, BlobStore } from '../store/interfaces.js'
 export type { Finding } from '../documents/types.js'
 export type { DiffResult } from '../documents/diff/types.js'
-export type { JournalChange, JournalEntry } from '../store/mirror-store.js'
+/** The git mirror's journal, history, heads and remotes, and search's terms: their records. */
+export * from './mirror-records.js'
 export type { StoredSecret }
 /** Repository connections and their last sync (issue 5): their records, kept where the port's section is. */
 export * from './repository-records.js'

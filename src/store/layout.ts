@@ -208,7 +208,7 @@ export const sessionKeys = {
 
 // ---------------------------------------------------------------- search (issue 17)
 
-/** Named databases of search (`src/store/search-store.ts`). */
+/** Named databases of search (the storage port's LMDB adapter, `src/storage/lmdb/search.ts`). */
 export const SEARCH_DATABASES = {
   /** document checksum → SearchTerms: what search finds in a document, read once per document */
   searchTerms: 'search-terms',

@@ -3,8 +3,9 @@ import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { RegistryError, notFound } from '../errors.js'
 import type { BlobRef, RegistryIndex, SlugMode, StorageTallies, VersionBuilder } from './interfaces.js'
-import { DATABASES, keys, type Scope } from './layout.js'
-import { MirrorStore } from './mirror-store.js'
+import { DATABASES, MIRROR_DATABASES, keys, type Scope } from './layout.js'
+import { appendToJournal, type JournalDatabases } from '../storage/lmdb/journal-append.js'
+import type { HistoryEntry, JournalChange } from '../storage/mirror-records.js'
 import type {
   KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, VersionSource,
 } from './records.js'
@@ -27,8 +28,11 @@ export class LmdbIndex implements RegistryIndex {
   /** The environment: the storage port's LMDB adapter shares it while features move onto the port. */
   readonly root: RootDatabase<any, Key>
   private readonly db: Databases
-  /** The git mirror's journal and state: every resource change below appends to it in its transaction. */
-  readonly mirror: MirrorStore
+  /**
+   * The git mirror's journal (the port's `mirror` section reads and writes the same databases): every
+   * resource change below appends to it in its transaction, until resource deletion moves onto the port.
+   */
+  private readonly journal: JournalDatabases
   /** Called after a transaction that appended to the journal has committed (the mirror writer's nudge). */
   onJournal: (() => void) | undefined
 
@@ -40,7 +44,8 @@ export class LmdbIndex implements RegistryIndex {
       db[field as keyof Databases] = this.root.openDB<any, Key>({ name, cache: false })
     }
     this.db = db
-    this.mirror = new MirrorStore(this)
+    const { journal, meta, history } = this.databases(MIRROR_DATABASES)
+    this.journal = { journal, meta, history }
   }
 
   /** A write transaction whose changes are journaled for the git mirror. */
@@ -186,8 +191,8 @@ export class LmdbIndex implements RegistryIndex {
         this.db.rulesetApis.put(keys.rulesetApi(resource.ruleset_id, resource.id), null)
       }
       if (version) this.putCurrentVersion(version)
-      this.mirror.append(resource.organization_id, resource.created_at, { change: 'create', resource })
-      if (version) this.mirror.append(resource.organization_id, version.created_at, { change: 'version', resource, version })
+      this.journalAppend(resource.organization_id, resource.created_at, { change: 'create', resource })
+      if (version) this.journalAppend(resource.organization_id, version.created_at, { change: 'version', resource, version })
       return { resource, version }
     })
   }
@@ -211,7 +216,7 @@ export class LmdbIndex implements RegistryIndex {
         if (after.ruleset_id) this.db.rulesetApis.put(keys.rulesetApi(after.ruleset_id, id), null)
       }
       this.db.resources.put(id, after)
-      this.mirror.append(after.organization_id, after.updated_at, { change: 'update', before, resource: after })
+      this.journalAppend(after.organization_id, after.updated_at, { change: 'update', before, resource: after })
       return after
     })
   }
@@ -234,7 +239,7 @@ export class LmdbIndex implements RegistryIndex {
       }
       this.db.current.remove(id)
       this.db.resources.remove(id)
-      this.mirror.append(resource.organization_id, new Date().toISOString(), { change: 'delete', resource })
+      this.journalAppend(resource.organization_id, new Date().toISOString(), { change: 'delete', resource })
       return resource
     })
   }
@@ -318,7 +323,7 @@ export class LmdbIndex implements RegistryIndex {
       this.putCurrentVersion(version)
       const updated = { ...resource, last_number: version.number, updated_at: version.created_at }
       this.db.resources.put(resourceId, updated)
-      this.mirror.append(resource.organization_id, version.created_at, { change: 'version', resource: updated, version })
+      this.journalAppend(resource.organization_id, version.created_at, { change: 'version', resource: updated, version })
       return { version, created: true }
     })
   }
@@ -362,8 +367,21 @@ export class LmdbIndex implements RegistryIndex {
     for (const { value } of this.db.versions.getRange()) yield value as VersionRecord
   }
 
-  mirroredVersions(): Iterable<BlobRef & { id: string }> {
-    return this.mirror.historyVersions()
+  /**
+   * The version of every entry of the mirror's history (deleted resources' too): their blobs are kept
+   * for rebuilds. Read here for gc and verify, which still read the index synchronously; the port's
+   * `mirror.historyVersions` answers the same pages for when they move onto it.
+   */
+  *mirroredVersions(): Iterable<BlobRef & { id: string }> {
+    for (const { value } of this.journal.history.getRange()) {
+      const entry = value as HistoryEntry
+      if (entry.change === 'version') yield entry.version
+    }
+  }
+
+  /** Appends to the mirror's journal: must run inside this index's write transaction. */
+  private journalAppend(organizationId: string, at: string, change: JournalChange): void {
+    appendToJournal(this.journal, organizationId, at, change)
   }
 
   // ---------------------------------------------------------------- derived facts

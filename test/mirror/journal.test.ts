@@ -4,7 +4,6 @@ import { join } from 'node:path'
 import t from 'tap'
 import { json, petstore, startTestServer, tempDir } from '../helpers.js'
 import { repositoryPath } from '../../src/store/git-repository.js'
-import { LmdbIndex } from '../../src/store/lmdb-index.js'
 import { git, startMirrorServer } from './helpers.js'
 import { ROOT, userEnv } from '../process/spawn.js'
 
@@ -33,15 +32,15 @@ t.test('entries journaled while no writer runs are applied at the next start (re
   const offline = await startTestServer({ storage })
   await writeHistory(offline, 3)
   const orgId = offline.orgId
-  const index = offline.registry.index as LmdbIndex
-  t.equal(index.mirror.pending(100).length, 6, 'create, three versions, schema create and version are pending')
-  t.equal(index.mirror.head(orgId), undefined)
+  const journal = offline.registry.storage.read.mirror
+  t.equal((await journal.pending(100)).length, 6, 'create, three versions, schema create and version are pending')
+  t.equal(await journal.head(orgId), undefined)
   await offline.close()
 
   const s = await startMirrorServer({ storage })
   t.teardown(() => s.close())
   await s.settle()
-  t.equal((s.registry.index as LmdbIndex).mirror.pending(100).length, 0, 'all applied')
+  t.equal((await s.registry.storage.read.mirror.pending(100)).length, 0, 'all applied')
   t.same(await subjects(storage, orgId), [
     'apis/petstore: created', 'apis/petstore: version 1 (upload)', 'apis/petstore: version 2 (upload)',
     'apis/petstore: version 3 (upload)', 'schemas/pet: created', 'schemas/pet: version 1 (upload)',
@@ -70,12 +69,12 @@ t.test('rebuild gives the same history; a lost repository is rebuilt at start; a
   const upload = await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: petstore('5.0.0') } })
   t.equal(upload.statusCode, 201, 'the registry write succeeds')
   await s.settle()
-  t.equal((s.registry.index as LmdbIndex).mirror.pending(100).length, 1, 'the entry stays pending')
+  t.equal((await s.registry.storage.read.mirror.pending(100)).length, 1, 'the entry stays pending')
   rmSync(objects)
   renameSync(`${objects}.away`, objects)
   s.registry.mirror!.writer.nudge()
   await s.settle()
-  t.equal((s.registry.index as LmdbIndex).mirror.pending(100).length, 0, 'retried and applied once git works again')
+  t.equal((await s.registry.storage.read.mirror.pending(100)).length, 0, 'retried and applied once git works again')
   const withFifth = (await subjects(storage, orgId)).at(-1)
   t.equal(withFifth, 'apis/petstore: version 5 (upload)')
   const head = json(await s.call({ method: 'GET', url: '/v1/mirror' })).data.head
@@ -128,9 +127,9 @@ t.test('registry mirror rebuild (CLI) on a stopped storage gives the same histor
   const queued = cli(['rebuild'])
   t.equal(queued.status, 0, queued.stderr)
   t.match(JSON.parse(queued.stdout), { queued: true })
-  const journal = (server.registry.index as LmdbIndex).mirror
-  for (let i = 0; i < 100 && journal.pending(10).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  const journal = server.registry.storage.read.mirror
+  for (let i = 0; i < 100 && (await journal.pending(10)).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
   await server.settle()
-  t.same(journal.pending(10), [], 'the server applied the queued rebuild')
+  t.same(await journal.pending(10), [], 'the server applied the queued rebuild')
   t.equal(json(await server.call({ method: 'GET', url: '/v1/mirror' })).data.head, head, 'the same history')
 })

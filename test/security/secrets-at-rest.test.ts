@@ -86,7 +86,12 @@ t.test('secrets an earlier version stored in plaintext are sealed when the serve
   const port = new LmdbStorage({ root: index.root, blobs: new FsBlobStore(storage) })
   await port.transaction(async (tx) => { await tx.repositories.put({ ...(await tx.repositories.get(created.id))!, webhook_secret: webhookSecret }) })
   await port.close()
-  await index.mirror.setRemote(before.orgId, 'https://git.example.com/acme/registry.git', mirrorToken, new Date().toISOString())
+  const mirrorPort = new LmdbStorage({ root: index.root, blobs: new FsBlobStore(storage) })
+  await mirrorPort.transaction((tx) => tx.mirror.putRemote(before.orgId, {
+    url: 'https://git.example.com/acme/registry.git', token: mirrorToken, created_at: new Date().toISOString(),
+    last_pushed_commit: null, last_pushed_at: null, last_error: null, last_error_at: null,
+  }))
+  await mirrorPort.close()
   await index.close()
 
   const env = { ...OUTBOUND, REGISTRY_SECRET_KEY_FILE: newKeyFile(keys) }

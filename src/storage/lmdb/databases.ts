@@ -5,12 +5,15 @@
 import { join } from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { open, type Database, type RootDatabase } from 'lmdb'
-import { DATABASES, MIRROR_DATABASES, REPOSITORY_DATABASES, SDK_DATABASES, SESSION_DATABASES, SITE_DATABASES } from '../../store/layout.js'
+import {
+  DATABASES, MIRROR_DATABASES, REPOSITORY_DATABASES, SDK_DATABASES, SEARCH_DATABASES, SESSION_DATABASES, SITE_DATABASES,
+} from '../../store/layout.js'
 import { INDEX_FILE } from '../../store/lmdb-index.js'
 import type { Key } from './transaction-view.js'
 
 export type IndexDatabases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key> }
 export type MirrorDatabases = { -readonly [name in keyof typeof MIRROR_DATABASES]: Database<any, Key> }
+export type SearchDatabases = { -readonly [name in keyof typeof SEARCH_DATABASES]: Database<any, Key> }
 export type SessionDatabases = { -readonly [name in keyof typeof SESSION_DATABASES]: Database<any, Key> }
 export type SiteDatabases = { -readonly [name in keyof typeof SITE_DATABASES]: Database<any, Key> }
 export type SdkDatabases = { -readonly [name in keyof typeof SDK_DATABASES]: Database<any, Key> }
@@ -37,6 +40,8 @@ export interface LmdbEnvironment {
   root: RootDatabase<any, Key>
   index: IndexDatabases
   mirror: MirrorDatabases
+  /** Search's terms by document checksum (`search-terms`), as today. */
+  search: SearchDatabases
   port: PortDatabases
   sessions: SessionDatabases
   /** Today's databases of sites, SDKs and repository connections (src/store/layout.ts), read as they are. */
@@ -60,7 +65,7 @@ export function environmentOn(root: RootDatabase<any, Key>): LmdbEnvironment {
     for (const field of Object.keys(names) as (keyof T)[]) opened[field] = root.openDB<any, Key>({ name: names[field], cache: false })
     return opened
   }
-  return { root, index: named(DATABASES), mirror: named(MIRROR_DATABASES), port: named(PORT_DATABASES), sessions: named(SESSION_DATABASES),
+  return { root, index: named(DATABASES), mirror: named(MIRROR_DATABASES), search: named(SEARCH_DATABASES), port: named(PORT_DATABASES), sessions: named(SESSION_DATABASES),
     sites: named(SITE_DATABASES), sdks: named(SDK_DATABASES), repositories: named(REPOSITORY_DATABASES),
   }
 }

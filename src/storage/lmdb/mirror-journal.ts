@@ -1,32 +1,114 @@
-import { MirrorStore } from '../../store/mirror-store.js'
+/**
+ * The git mirror's records on today's databases (`MIRROR_DATABASES`, src/store/layout.ts), as the
+ * index wrote them: `mirror-journal` (sequence number → JournalEntry, removed once applied),
+ * `mirror-meta` ('seq' → the last number handed out), `mirror-history` ([organization, sequence number]
+ * → HistoryEntry, kept), `mirror-heads` (organization → MirrorHead) and `mirror-remotes` (organization →
+ * MirrorRemote).
+ */
+import { notFound } from '../../errors.js'
 import type { MirrorJournalStore } from '../port.js'
-import type { JournalChange, JournalEntry } from '../records.js'
+import type {
+  HistoryEntry, HistoryPosition, JournalChange, JournalEntry, MirrorHead, MirrorRemote, MirrorVersion,
+} from '../records.js'
 import type { LmdbEnvironment } from './databases.js'
-import type { LmdbAccess } from './transaction-view.js'
+import { appendToJournal } from './journal-append.js'
+import type { Key, LmdbAccess } from './transaction-view.js'
 
-/** The journal's appends, written by today's MirrorStore (same sequence counter, entries and history). */
-export function journalWriter(environment: LmdbEnvironment): MirrorStore {
-  return new MirrorStore({
-    database: (name) => environment.root.openDB({ name, cache: false }),
-    transaction: () => { throw new Error('the port journals inside storage.transaction()') },
-  })
-}
+/** History entries read at a time while looking for versions. */
+const CHUNK = 512
 
 export class LmdbMirrorJournal implements MirrorJournalStore {
   constructor(
     private readonly access: LmdbAccess,
     private readonly environment: LmdbEnvironment,
-    private readonly writer: MirrorStore,
     private readonly appended: () => void,
   ) {}
 
+  private get db() {
+    return this.environment.mirror
+  }
+
   async pending(limit: number): Promise<JournalEntry[]> {
-    return this.access.range<JournalEntry>(this.environment.mirror.journal, { limit }).map(({ value }) => value)
+    return this.access.range<JournalEntry>(this.db.journal, { limit }).map(({ value }) => value)
+  }
+
+  async pendingOf(organizationId: string): Promise<JournalEntry[]> {
+    // The journal is keyed by number only (it is short: entries leave it once applied).
+    return this.access.range<JournalEntry>(this.db.journal).map(({ value }) => value).filter((entry) => entry.organization_id === organizationId)
+  }
+
+  async history(organizationId: string, afterSeq = 0): Promise<HistoryEntry[]> {
+    return this.access.range<HistoryEntry>(this.db.history, { start: [organizationId, afterSeq + 1], end: [organizationId, Number.MAX_SAFE_INTEGER] })
+      .map(({ value }) => value)
+  }
+
+  async lastSeq(organizationId: string): Promise<number> {
+    const [last] = this.access.range<HistoryEntry>(this.db.history,
+      { start: [organizationId, Number.MAX_SAFE_INTEGER], end: [organizationId, 0], reverse: true, limit: 1 })
+    return last?.value.seq ?? 0
+  }
+
+  async historyVersions(after: HistoryPosition | undefined, limit: number): Promise<{ versions: MirrorVersion[]; next: HistoryPosition | undefined }> {
+    const versions: MirrorVersion[] = []
+    let start: Key | undefined = after && [after.organization_id, after.seq + 1]
+    for (;;) {
+      const chunk = this.access.range<HistoryEntry>(this.db.history, { ...(start === undefined ? {} : { start }), limit: CHUNK })
+      for (const { key, value } of chunk) {
+        if (value.change !== 'version') continue
+        versions.push(value.version)
+        if (versions.length >= limit) return { versions, next: position(key) }
+      }
+      if (chunk.length < CHUNK) return { versions, next: undefined }
+      const last = position(chunk[chunk.length - 1].key)
+      start = [last.organization_id, last.seq + 1]
+    }
+  }
+
+  async head(organizationId: string): Promise<MirrorHead | undefined> {
+    return this.access.get(this.db.heads, organizationId)
+  }
+
+  async remote(organizationId: string): Promise<MirrorRemote | undefined> {
+    return this.access.get(this.db.remotes, organizationId)
+  }
+
+  async remoteOrganizations(): Promise<string[]> {
+    return this.access.range(this.db.remotes).map(({ key }) => String(key))
   }
 
   async append(organizationId: string, at: string, change: JournalChange): Promise<void> {
     // Commutative: the sequence number is taken from the counter as committed, under the write lock.
-    this.access.atCommit(() => this.writer.append(organizationId, at, change))
+    this.access.atCommit(() => appendToJournal(this.db, organizationId, at, change))
     this.appended()
   }
+
+  async markApplied(organizationId: string, seqs: number[], head: MirrorHead): Promise<void> {
+    this.requireOrganization(organizationId)
+    for (const seq of seqs) this.access.remove(this.db.journal, seq)
+    this.access.put(this.db.heads, organizationId, head)
+  }
+
+  async discard(seqs: number[]): Promise<void> {
+    for (const seq of seqs) this.access.remove(this.db.journal, seq)
+  }
+
+  async putRemote(organizationId: string, remote: MirrorRemote): Promise<void> {
+    this.requireOrganization(organizationId)
+    this.access.put(this.db.remotes, organizationId, remote)
+  }
+
+  async removeRemote(organizationId: string): Promise<boolean> {
+    if (this.access.get(this.db.remotes, organizationId) === undefined) return false
+    this.access.remove(this.db.remotes, organizationId)
+    return true
+  }
+
+  private requireOrganization(organizationId: string): void {
+    if (this.access.get(this.environment.index.organizations, organizationId) === undefined) throw notFound('organization')
+  }
+}
+
+function position(key: Key): HistoryPosition {
+  const [organizationId, seq] = key as [string, number]
+  return { organization_id: organizationId, seq }
 }

@@ -7,7 +7,7 @@ import type { ReadStores, Storage, Stores } from '../port.js'
 import type { BlobStore } from '../records.js'
 import type { RootDatabase } from 'lmdb'
 import { environmentOn, openEnvironment, type LmdbEnvironment } from './databases.js'
-import { LmdbMirrorJournal, journalWriter } from './mirror-journal.js'
+import { LmdbMirrorJournal } from './mirror-journal.js'
 import { DEFAULT_ATTEMPTS, optimistic } from './optimistic.js'
 import { LmdbKeys, LmdbOrganizations } from './organizations.js'
 import { LmdbResources } from './resources.js'
@@ -19,6 +19,7 @@ import { LmdbSessions } from './sessions.js'
 import { LmdbSites } from './sites.js'
 import { LmdbSdks } from './sdks.js'
 import { LmdbRepositories } from './repositories.js'
+import { LmdbSearch } from './search.js'
 import { LmdbTallies } from './tallies.js'
 
 export interface LmdbStorageOptions {
@@ -38,7 +39,6 @@ export class LmdbStorage implements Storage {
   readonly blobs: BlobStore
   readonly read: ReadStores
   private readonly environment: LmdbEnvironment
-  private readonly journal: ReturnType<typeof journalWriter>
   private readonly listeners: ((what: { journal: boolean }) => void)[] = []
   private readonly attempts: number
   /** False when the environment was opened by someone else (`LmdbIndex`), who closes it. */
@@ -51,7 +51,6 @@ export class LmdbStorage implements Storage {
   constructor(storage: string | { root: RootDatabase<any, Key>; blobs: BlobStore }, options: LmdbStorageOptions = {}) {
     this.ownsEnvironment = typeof storage === 'string'
     this.environment = typeof storage === 'string' ? openEnvironment(storage) : environmentOn(storage.root)
-    this.journal = journalWriter(this.environment)
     this.blobs = typeof storage === 'string' ? new FsBlobStore(storage, { cacheBytes: options.documentCacheBytes }) : storage.blobs
     this.attempts = options.attempts ?? DEFAULT_ATTEMPTS
     this.laneOf = options.laneOf ?? (() => '')
@@ -111,13 +110,14 @@ export class LmdbStorage implements Storage {
       keys: new LmdbKeys(access, index),
       resources: new LmdbResources(access, index),
       versions: new LmdbVersions(access, index),
-      mirror: new LmdbMirrorJournal(access, this.environment, this.journal, journaled),
+      mirror: new LmdbMirrorJournal(access, this.environment, journaled),
       webhooks: new LmdbWebhooks(access, this.environment.port, index),
       results: new LmdbResults(access, index),
       sessions: new LmdbSessions(access, this.environment.sessions),
       sites: new LmdbSites(access, this.environment),
       sdks: new LmdbSdks(access, this.environment),
       repositories: new LmdbRepositories(access, this.environment),
+      search: new LmdbSearch(access, this.environment.search),
       tallies: new LmdbTallies(access, index),
     }
   }

@@ -20,6 +20,7 @@ import { PgSessions } from './sessions.js'
 import { PgSites } from './sites.js'
 import { PgSdks } from './sdks.js'
 import { PgRepositories } from './repositories.js'
+import { PgSearch } from './search.js'
 import { PgTallies } from './tallies.js'
 
 /** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
@@ -107,6 +108,7 @@ export class PostgresStorage implements Storage {
       sites: new PgSites(sql),
       sdks: new PgSdks(sql),
       repositories: new PgRepositories(sql),
+      search: new PgSearch(sql),
       tallies: new PgTallies(sql),
     }
   }

@@ -11,6 +11,7 @@ import type {
   BlobRef, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord, WebhookDeliveryRecord,
   WebhookEndpointRecord, WebhookEventRecord,
 } from '../../../src/storage/records.js'
+import { mirrorContract } from './mirror.js'
 import { repositoryContract } from './repositories.js'
 import { sdkContract } from './sdks.js'
 import { siteContract } from './sites.js'
@@ -446,4 +447,5 @@ export function storageContract(t: Test, open: OpenStorage): void {
   sdkContract(t, open)
   repositoryContract(t, open)
   tallyContract(t, open)
+  mirrorContract(t, open)
 }

@@ -17,7 +17,6 @@ t.test('a storage written by today\'s index is read and extended by the port\'s 
   })
   await before.createResource(api, 'explicit', (created) => version(created, 1))
   await before.appendVersion(api.id, (current, _v, number) => ({ version: version(current, number) }))
-  const journaled = before.mirror.lastSeq()
   await before.close()
 
   const storage = new LmdbStorage(directory)
@@ -27,10 +26,15 @@ t.test('a storage written by today\'s index is read and extended by the port\'s 
   t.same((await storage.read.resources.list(org.id, 'api', { offset: 0, limit: 10 }, true)).total, 1)
   t.equal((await storage.read.versions.current(api.id))?.number, 2)
   t.same((await storage.read.versions.list(api.id, { offset: 0, limit: 10 })).items.map((v) => v.number), [2, 1])
-  t.equal((await storage.read.mirror.pending(10)).length, journaled)
+  // The index journaled the create and both versions: the adapter reads the entries and the history it wrote.
+  const journaled = (await storage.read.mirror.pending(10)).length
+  t.equal(journaled, 3)
+  t.equal(await storage.read.mirror.lastSeq(org.id), journaled)
+  t.same((await storage.read.mirror.history(org.id)).map((entry) => entry.change), ['create', 'version', 'version'])
   const third = await storage.transaction((tx) => appendNext(tx, api.id))
   const other = resource(org.id, 'Other')
   await storage.transaction((tx) => tx.resources.create(other))
+  t.equal(await storage.read.mirror.lastSeq(org.id), journaled + 1, 'the journal\'s sequence continued')
   await storage.close()
 
   const after = new LmdbIndex(join(directory, 'index'))
@@ -40,7 +44,13 @@ t.test('a storage written by today\'s index is read and extended by the port\'s 
   t.equal(after.getResource(api.id)?.last_number, 3)
   t.same(after.listResources(org.id, 'api', { offset: 0, limit: 10 }).items.map((r) => r.id), [other.id, api.id])
   t.equal(after.listResources(org.id, 'api', { offset: 0, limit: 10 }).total, 2, 'the counts the adapter kept')
-  t.equal(after.mirror.lastSeq(), journaled + 1, 'the journal\'s sequence continued')
-  t.same(after.mirror.pending(10).at(-1), { ...(after.mirror.pending(10).at(-1)!), seq: journaled + 1, change: 'version' })
-  t.equal([...after.mirror.historyOf(org.id)].length, journaled + 1, 'the history kept by the same writer')
+  // The index journals on after the adapter: the same counter, entries and history.
+  await after.deleteResource(other.id)
+  t.same([...after.mirroredVersions()].map((v) => v.id), [after.getVersion(api.id, 1)!.id, after.getVersion(api.id, 2)!.id, third.id], 'the history\'s versions, read by the index')
+  const reopened = new LmdbStorage(directory)
+  t.teardown(() => reopened.close())
+  const pending = await reopened.read.mirror.pending(10)
+  t.same(pending.map((entry) => [entry.seq, entry.change]), [[1, 'create'], [2, 'version'], [3, 'version'], [4, 'version'], [5, 'delete']],
+    'one sequence across both writers')
+  t.same((await reopened.read.mirror.history(org.id, journaled)).map((entry) => entry.change), ['version', 'delete'], 'the history kept by both')
 })
