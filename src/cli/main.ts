@@ -12,6 +12,7 @@ import { Command, Option } from 'commander'
 import type { Organizations } from '../domain/organizations.js'
 import type { FsBlobStore } from '../store/fs-blob-store.js'
 import type { LmdbIndex } from '../store/lmdb-index.js'
+import type { Storage } from '../storage/port.js'
 import { KEY_ROLES, type KeyRole } from '../store/records.js'
 import type { ImportResult } from './import.js'
 import { registerMirrorCommands } from './mirror.js'
@@ -82,14 +83,19 @@ async function withOrganizations<T>(action: (organizations: Organizations) => Pr
   }
 }
 
-/** Opens only the index and blobs: the commands that need no worker threads. */
-async function withStore<T>(action: (index: LmdbIndex, blobs: FsBlobStore) => Promise<T>): Promise<T> {
-  const [{ LmdbIndex }, { FsBlobStore }] = await Promise.all([import('../store/lmdb-index.js'), import('../store/fs-blob-store.js')])
-  const storage = await usableStorage()
-  const index = new LmdbIndex(`${storage}/index`)
+/** Opens only the storage (the index, its port adapter and the blobs): the commands that need no worker threads. */
+async function withStore<T>(action: (index: LmdbIndex, blobs: FsBlobStore, storage: Storage) => Promise<T>): Promise<T> {
+  const [{ LmdbIndex }, { FsBlobStore }, { LmdbStorage }] = await Promise.all([
+    import('../store/lmdb-index.js'), import('../store/fs-blob-store.js'), import('../storage/lmdb/storage.js'),
+  ])
+  const directory = await usableStorage()
+  const index = new LmdbIndex(`${directory}/index`)
+  const blobs = new FsBlobStore(directory)
+  const storage = new LmdbStorage({ root: index.root, blobs })
   try {
-    return await action(index, new FsBlobStore(storage))
+    return await action(index, blobs, storage)
   } finally {
+    await storage.close()
     await index.close()
   }
 }
@@ -147,9 +153,9 @@ program.command('backup <dest-dir>').description('write a consistent, restorable
   }))
 
 program.command('verify').description('check every blob against its checksum and every version against the blobs')
-  .action(async () => withStore(async (index, blobs) => {
+  .action(async () => withStore(async (index, blobs, storage) => {
     const [{ verifyStorage }, { secretsLines, secretsReport }] = await Promise.all([import('../domain/maintenance.js'), import('./stored-secrets.js')])
-    const report = await withProgress('verify', (progress) => verifyStorage(index, blobs, progress))
+    const report = await withProgress('verify', (progress) => verifyStorage(storage, blobs, progress))
     // Secrets to enter again are reported, not failed on: the storage is whole, the key is the operator's.
     const secrets = secretsReport(index, await storageDir())
     output({ ...report, secrets: { key: secrets.key, ...secrets.inventory } },
@@ -159,9 +165,9 @@ program.command('verify').description('check every blob against its checksum and
 
 program.command('gc').description('remove blobs that no version references, and temporary files a crash left')
   .option('--grace-minutes <n>', 'keep blobs younger than this (an upload writes its blob before committing)', '15')
-  .action(async (options: { graceMinutes: string }) => withStore(async (index, blobs) => {
+  .action(async (options: { graceMinutes: string }) => withStore(async (_index, blobs, storage) => {
     const { collectGarbage } = await import('../domain/maintenance.js')
-    const result = await withProgress('gc', (progress) => collectGarbage(index, blobs, Number(options.graceMinutes) * 60_000, progress))
+    const result = await withProgress('gc', (progress) => collectGarbage(storage, blobs, Number(options.graceMinutes) * 60_000, progress))
     output(result, [`removed ${result.removed} blobs, freed ${result.bytesFreed} bytes`])
   }))
 

@@ -5,6 +5,8 @@ import { dirname, join, relative } from 'node:path'
 import { canonicalJson, checksumOf } from '../documents/canonical.js'
 import { parseDocumentText } from '../documents/parse.js'
 import type { BlobRef, BlobStore, RegistryIndex } from '../store/interfaces.js'
+import type { ReadStores, Storage } from '../storage/port.js'
+import type { MirrorVersion, VersionRecord } from '../storage/records.js'
 import { NO_PROGRESS, type ProgressListener } from './progress.js'
 
 export interface VerifyReport {
@@ -16,12 +18,35 @@ export interface VerifyReport {
 
 const refKey = (ref: BlobRef) => `${ref.checksum}.${ref.digest}.${ref.format}`
 
+/** Versions read a page at a time by verify and gc. */
+const PAGE = 500
+
+/** Every stored version, read through the storage port a page at a time. */
+async function* storedVersions(read: ReadStores): AsyncGenerator<VersionRecord> {
+  for (let page: VersionRecord[] = []; ;) {
+    page = await read.versions.scan(page.at(-1), PAGE)
+    yield* page
+    if (page.length < PAGE) return
+  }
+}
+
+/** The versions the git mirror's history holds, deleted resources' too (a rebuild writes their blobs again). */
+async function* mirroredVersions(read: ReadStores): AsyncGenerator<MirrorVersion> {
+  let after: Awaited<ReturnType<ReadStores['mirror']['historyVersions']>>['next']
+  do {
+    const page = await read.mirror.historyVersions(after, PAGE)
+    yield* page.versions
+    after = page.next
+  } while (after !== undefined)
+}
+
 /**
- * Checks every blob against its name (the canonical checksum of its content) and every version in the
- * index against the blobs. Reads are not re-checked on the hot path: this is the guard against bytes
- * changed on disk.
+ * Checks every blob against its name (the canonical checksum of its content) and every stored version
+ * against the blobs. Reads are not re-checked on the hot path: this is the guard against bytes changed
+ * on disk.
  */
-export async function verifyStorage(index: RegistryIndex, blobs: BlobStore, progress: ProgressListener = NO_PROGRESS): Promise<VerifyReport> {
+export async function verifyStorage(storage: Storage, blobs: BlobStore = storage.blobs, progress: ProgressListener = NO_PROGRESS): Promise<VerifyReport> {
+  const { read } = storage
   const problems: string[] = []
   const present = new Set<string>()
   const listed = await listBlobs(blobs, progress)
@@ -41,17 +66,17 @@ export async function verifyStorage(index: RegistryIndex, blobs: BlobStore, prog
     }
   }
   let versionCount = 0
-  const versions = index.tallies().versions
-  for (const version of index.allVersions()) {
+  const versions = (await read.tallies.get()).versions
+  for await (const version of storedVersions(read)) {
     versionCount += 1
     progress('checking versions', versionCount, versions)
     if (!present.has(refKey(version))) {
       problems.push(`version ${version.id} (${version.kind} ${version.resource_id} #${version.number}): blob ${refKey(version)} is missing`)
     }
-    if (!index.getResource(version.resource_id)) problems.push(`version ${version.id}: its ${version.kind} ${version.resource_id} is missing`)
+    if (!(await read.resources.get(version.resource_id))) problems.push(`version ${version.id}: its ${version.kind} ${version.resource_id} is missing`)
   }
-  for (const version of index.mirroredVersions()) {
-    if (!present.has(refKey(version)) && !index.getVersionById(version.id)) {
+  for await (const version of mirroredVersions(read)) {
+    if (!present.has(refKey(version)) && !(await read.versions.byId(version.id))) {
       problems.push(`version ${version.id} of a deleted resource, in the git mirror's history: blob ${refKey(version)} is missing (a mirror rebuild cannot write it)`)
     }
   }
@@ -67,13 +92,13 @@ export async function verifyStorage(index: RegistryIndex, blobs: BlobStore, prog
  * the middle of a blob write leaves one) go too; their bytes count in `bytesFreed`, not in `removed`.
  */
 export async function collectGarbage(
-  index: RegistryIndex, blobs: BlobStore, graceMs = 15 * 60_000, progress: ProgressListener = NO_PROGRESS,
+  storage: Storage, blobs: BlobStore = storage.blobs, graceMs = 15 * 60_000, progress: ProgressListener = NO_PROGRESS,
 ): Promise<{ removed: number; bytesFreed: number }> {
   const cutoff = Date.now() - graceMs
   const candidates = (await listBlobs(blobs, progress)).filter((ref) => ref.modifiedMs < cutoff)
   const referenced = new Set<string>()
-  for (const version of index.allVersions()) referenced.add(refKey(version))
-  for (const version of index.mirroredVersions()) referenced.add(refKey(version))
+  for await (const version of storedVersions(storage.read)) referenced.add(refKey(version))
+  for await (const version of mirroredVersions(storage.read)) referenced.add(refKey(version))
   const unreferenced = candidates.filter((ref) => !referenced.has(refKey(ref)))
   let removed = 0
   let bytesFreed = 0
@@ -83,7 +108,7 @@ export async function collectGarbage(
     if (freed > 0) removed += 1
     bytesFreed += freed
   }
-  await index.recordBlobs(-removed, -bytesFreed)
+  await storage.transaction((tx) => tx.tallies.addBlobs(-removed, -bytesFreed))
   bytesFreed += (await blobs.removeTemporaries?.(cutoff)) ?? 0
   return { removed, bytesFreed }
 }

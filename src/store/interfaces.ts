@@ -97,23 +97,10 @@ export interface RegistryIndex {
   listVersions(resourceId: string, page: PageRequest): Page<VersionRecord>
   /** Appends a version and makes it current, atomically; the builder sees the latest state. */
   appendVersion(resourceId: string, build: VersionBuilder): Promise<{ version: VersionRecord; created: boolean }>
-  /** Every version of every resource (verify, gc, rebuilding derived data). */
-  allVersions(): Iterable<VersionRecord>
-  /**
-   * Every version the git mirror's history holds, deleted resources' included: a rebuild of the mirror
-   * writes their documents again, so gc keeps their blobs.
-   */
-  mirroredVersions(): Iterable<BlobRef & { id: string }>
 
   // Derived facts about documents (lint findings and diffs are kept through the storage port: results)
   /** True once a version with this checksum was committed for a resource of this kind. */
   isKnownValid(kind: ResourceKind, checksum: string): boolean
-
-  // Tallies for /metrics, kept by every process that writes (the CLI too)
-  /** Blobs created (positive) or removed (negative) by this process, and their bytes. */
-  recordBlobs(count: number, bytes: number): Promise<void>
-  /** Versions stored now, versions written by kind and source, and the blob tally (created minus removed). */
-  tallies(): StorageTallies
 
   /** Writes a consistent copy of the index to `directory`. */
   backup(directory: string): Promise<void>

@@ -2,12 +2,12 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { RegistryError, notFound } from '../errors.js'
-import type { BlobRef, RegistryIndex, SlugMode, StorageTallies, VersionBuilder } from './interfaces.js'
+import type { RegistryIndex, SlugMode, VersionBuilder } from './interfaces.js'
 import { DATABASES, MIRROR_DATABASES, keys, type Scope } from './layout.js'
 import { appendToJournal, type JournalDatabases } from '../storage/lmdb/journal-append.js'
-import type { HistoryEntry, JournalChange } from '../storage/mirror-records.js'
+import type { JournalChange } from '../storage/mirror-records.js'
 import type {
-  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, VersionSource,
+  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
 } from './records.js'
 
 /** Keys of the index's databases: lmdb's ordered-binary encoding of strings, numbers and arrays of them. */
@@ -339,44 +339,6 @@ export class LmdbIndex implements RegistryIndex {
 
   private addToTally(key: Key, delta: number): void {
     this.db.tallies.put(key, (this.db.tallies.get(key) ?? 0) + delta)
-  }
-
-  async recordBlobs(count: number, bytes: number): Promise<void> {
-    if (count === 0 && bytes === 0) return
-    await this.atomic(() => {
-      this.addToTally(['blobs', 'count'], count)
-      this.addToTally(['blobs', 'bytes'], bytes)
-    })
-  }
-
-  /** Read at every scrape of /metrics: a handful of reads, and LMDB's own entry count of the versions. */
-  tallies(): StorageTallies {
-    const versionsWritten: StorageTallies['versionsWritten'] = []
-    for (const { key, value } of this.db.tallies.getRange({ start: ['versions-written'], end: ['versions-written', '\uffff'] })) {
-      const [, kind, source] = key as [string, ResourceKind, VersionSource]
-      versionsWritten.push({ kind, source, count: value as number })
-    }
-    return {
-      versions: (this.db.versions.getStats() as { entryCount: number }).entryCount,
-      versionsWritten,
-      blobs: { count: this.db.tallies.get(['blobs', 'count']) ?? 0, bytes: this.db.tallies.get(['blobs', 'bytes']) ?? 0 },
-    }
-  }
-
-  *allVersions(): Iterable<VersionRecord> {
-    for (const { value } of this.db.versions.getRange()) yield value as VersionRecord
-  }
-
-  /**
-   * The version of every entry of the mirror's history (deleted resources' too): their blobs are kept
-   * for rebuilds. Read here for gc and verify, which still read the index synchronously; the port's
-   * `mirror.historyVersions` answers the same pages for when they move onto it.
-   */
-  *mirroredVersions(): Iterable<BlobRef & { id: string }> {
-    for (const { value } of this.journal.history.getRange()) {
-      const entry = value as HistoryEntry
-      if (entry.change === 'version') yield entry.version
-    }
   }
 
   /** Appends to the mirror's journal: must run inside this index's write transaction. */

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net'
 import t from 'tap'
 import { json, petstore, startTestServer, type TestServer } from '../helpers.js'
+import { allVersions } from '../support/stored.js'
 
 type Setup = { s: TestServer; apiId: string }
 
@@ -17,7 +18,7 @@ async function assertNothingStoredAndServing(t: any, { s, apiId }: Setup, apis =
   t.equal(list.statusCode, 200, 'the server still serves')
   t.equal(json(list).total, apis, 'no API was created')
   t.equal(json(await s.call({ method: 'GET', url: `/v1/apis/${apiId}/versions` })).total, 0, 'no version was stored')
-  t.equal([...s.registry.index.allVersions()].filter((v) => v.kind === 'api').length, 0, 'the index holds no API version')
+  t.equal((await allVersions(s.registry.storage.read)).filter((v) => v.kind === 'api').length, 0, 'the index holds no API version')
 }
 
 function expectProblem(t: any, res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string) {

@@ -124,7 +124,7 @@ t.test('a real file-system fault while writing a blob: 500, nothing half-written
   t.equal(next.statusCode, 201)
   t.equal(json(next).data.number, 2)
   t.same(readdirSync(tmp), [], 'no temporary file is left behind')
-  const report = await verifyStorage(s.registry.index, new FsBlobStore(s.storage))
+  const report = await verifyStorage(s.registry.storage, new FsBlobStore(s.storage))
   t.equal(report.ok, true, report.problems.join('\n'))
 })
 
@@ -139,11 +139,11 @@ t.test('a corrupted blob: reads do not re-hash, registry verify is the guard and
   // Verified as the CLI does, with a blob store that reads the disk (the server's keeps a cache).
   const disk = new FsBlobStore(s.storage)
   writeFileSync(file, `${readFileSync(file, 'utf8')}\n`)
-  let report = await verifyStorage(s.registry.index, disk)
+  let report = await verifyStorage(s.registry.storage, disk)
   t.equal(report.ok, false)
   t.match(report.problems.join('\n'), /bytes have SHA-256/)
   writeFileSync(file, JSON.stringify({ ...petstore('6.6.6') }))
-  report = await verifyStorage(s.registry.index, disk)
+  report = await verifyStorage(s.registry.storage, disk)
   t.match(report.problems.join('\n'), /content has checksum/)
   t.match(report.problems.join('\n'), new RegExp(v1.checksum.slice('sha256:'.length)))
   t.equal((await s.call({ method: 'GET', url: `/v1/apis/${api.id}` })).statusCode, 200, 'the server keeps serving')

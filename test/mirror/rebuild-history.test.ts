@@ -13,6 +13,7 @@ import { backupStorage, collectGarbage, verifyStorage } from '../../src/domain/m
 import { FsBlobStore } from '../../src/store/fs-blob-store.js'
 import { repositoryPath } from '../../src/store/git-repository.js'
 import { git, startMirrorServer, type MirrorServer } from './helpers.js'
+import { mirroredVersions } from '../support/stored.js'
 
 interface Commit { id: string; tree: string; parents: string; date: string; message: string; files: string }
 
@@ -55,7 +56,7 @@ t.test('a rebuilt mirror has the continuous mirror\'s commits: renames, deletion
   await call(s, 'POST', '/v1/schemas', { name: 'Pet', document: { type: 'object', required: ['id'] } }, 201)
   await s.settle()
   // gc after the delete: the deleted schema's document stays, since the mirror's history holds it.
-  await collectGarbage(s.registry.index, s.registry.blobs, 0)
+  await collectGarbage(s.registry.storage, s.registry.blobs, 0)
   const continuous = await history(live, s.orgId)
   t.same(continuous.map((c) => c.message.split('\n')[0]), [
     'apis/petstore: created',
@@ -91,10 +92,10 @@ t.test('a rebuilt mirror has the continuous mirror\'s commits: renames, deletion
   await git(['--git-dir', repositoryPath(copy, s.orgId), 'fsck', '--strict', '--no-dangling'])
 
   // verify checks the deleted schema's document too: without it, a rebuild could not write its commit.
-  t.match(await verifyStorage(restored.registry.index, restored.registry.blobs), { ok: true })
-  const deletedVersion = [...restored.registry.index.mirroredVersions()].find((v) => !restored.registry.index.getVersionById(v.id))!
+  t.match(await verifyStorage(restored.registry.storage, restored.registry.blobs), { ok: true })
+  const deletedVersion = (await mirroredVersions(restored.registry.storage.read)).find((v) => !restored.registry.index.getVersionById(v.id))!
   rmSync((restored.registry.blobs as FsBlobStore).pathOf(deletedVersion))
-  const report = await verifyStorage(restored.registry.index, restored.registry.blobs)
+  const report = await verifyStorage(restored.registry.storage, restored.registry.blobs)
   t.equal(report.ok, false)
   t.match(report.problems, [new RegExp(`^version ${deletedVersion.id} of a deleted resource, in the git mirror's history: blob .* is missing`)])
 

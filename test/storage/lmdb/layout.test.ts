@@ -5,6 +5,7 @@ import { LmdbStorage } from '../../../src/storage/lmdb/storage.js'
 import { LmdbIndex } from '../../../src/store/lmdb-index.js'
 import { tempDir } from '../../temp.js'
 import { appendNext, organization, resource, version } from '../contract/contract.js'
+import { mirroredVersions } from '../../support/stored.js'
 
 t.test('a storage written by today\'s index is read and extended by the port\'s LMDB adapter, and back', async (t) => {
   const directory = tempDir()
@@ -46,9 +47,9 @@ t.test('a storage written by today\'s index is read and extended by the port\'s 
   t.equal(after.listResources(org.id, 'api', { offset: 0, limit: 10 }).total, 2, 'the counts the adapter kept')
   // The index journals on after the adapter: the same counter, entries and history.
   await after.deleteResource(other.id)
-  t.same([...after.mirroredVersions()].map((v) => v.id), [after.getVersion(api.id, 1)!.id, after.getVersion(api.id, 2)!.id, third.id], 'the history\'s versions, read by the index')
   const reopened = new LmdbStorage(directory)
   t.teardown(() => reopened.close())
+  t.same((await mirroredVersions(reopened.read)).map((v) => v.id), [after.getVersion(api.id, 1)!.id, after.getVersion(api.id, 2)!.id, third.id], 'the history\'s versions, the index\'s entries among them')
   const pending = await reopened.read.mirror.pending(10)
   t.same(pending.map((entry) => [entry.seq, entry.change]), [[1, 'create'], [2, 'version'], [3, 'version'], [4, 'version'], [5, 'delete']],
     'one sequence across both writers')
