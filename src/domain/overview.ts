@@ -2,7 +2,7 @@
  * An organization at a glance (the console's overview, `GET /v1/overview`): how many of each thing it
  * has, its latest versions across resources, and what failed recently (repository syncs, SDK builds).
  */
-import type { BuildRecord } from '../store/sdk-records.js'
+import type { BuildRecord } from '../storage/records.js'
 import type { RepositoryConnectionRecord } from '../storage/records.js'
 import type { ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { Actor } from './organizations.js'
@@ -32,14 +32,14 @@ export async function organizationOverview(registry: Registry, actor: Actor, lim
     .map((version) => withResource(version.resource_id, (resource) => ({ resource, version }))))).flat()
   const failedSyncs = (await Promise.all((await registry.repositorySync.failedSyncs(actor)).slice(0, limit)
     .map((connection) => withResource(connection.api_id, (api) => ({ api, connection }))))).flat()
-  const builds = registry.sdks.listBuilds(actor, { offset: 0, limit: BUILDS_LOOKED_AT })
+  const builds = await registry.sdks.listBuilds(actor, { offset: 0, limit: BUILDS_LOOKED_AT })
   return {
     counts: {
       apis: await count('api'),
       schemas: await count('schema'),
       rulesets: await count('ruleset'),
       sites: (await registry.sites.list(actor, COUNT_ONLY)).total,
-      sdks: registry.sdks.list(actor, COUNT_ONLY).total,
+      sdks: (await registry.sdks.list(actor, COUNT_ONLY)).total,
       builds: builds.total,
     },
     recentVersions,

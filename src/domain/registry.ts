@@ -26,9 +26,9 @@ import { Search } from './search.js'
 import { Changelog } from './changelog.js'
 import { CompatibilityGate } from './compatibility.js'
 import { Versions } from './versions.js'
-import { SdkStore } from '../store/sdk-store.js'
+import { sdksUsingApiNow } from '../storage/lmdb/sdks.js'
 import { BuildRunner } from './build-runner.js'
-import { Sdks } from './sdks.js'
+import { Sdks, refuseAttachedApiDelete } from './sdks.js'
 import { Mirror } from './mirror.js'
 import { repositoryConnectionRemover } from '../store/repository-store.js'
 import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../sync/pool.js'
@@ -125,9 +125,8 @@ export class Registry {
     // Until deletion moves onto the port: an API's delete drops it from the sites in the index's transaction.
     this.resources.deleteHooks.push(dropDeletedApiFromSites(index, now))
     this.publicIndex = new PublicIndex(storage, this.sites, this.publicRegistry)
-    const sdkStore = SdkStore.of(index)
     this.secrets = Secrets.of(index, secretKeys)
-    this.sdks = new Sdks(sdkStore, index, this.secrets, outbound)
+    this.sdks = new Sdks(storage, this.secrets, outbound)
     const report = eventReporter(storage)
     this.deliverer = new WebhookDeliverer(storage, {
       outbound, secrets: this.secrets, log: this.log, timeoutMs: events.timeoutMs, payloadData: deliveredData(storage, this.changes),
@@ -135,8 +134,10 @@ export class Registry {
     this.webhooks = new WebhookEndpoints(storage, this.secrets, outbound)
     // Events are written by commits in this process and in others: each commit looks at the outbox.
     storage.onCommit(() => this.deliverer.nudge())
-    this.builds = new BuildRunner(sdkStore, this.sdks, this.versions, index, { outbound, log: this.log, secrets: this.secrets, events: report })
-    this.resources.deleteHooks.push(this.sdks.guardApiDelete)
+    this.builds = new BuildRunner(storage, this.sdks, this.versions, { outbound, log: this.log, secrets: this.secrets, events: report })
+    // Until deletion moves onto the port: an API an SDK attaches is not deleted, read in the index's transaction.
+    const sdksUsingApi = sdksUsingApiNow(LmdbIndex.require(index, 'SDKs').root)
+    this.resources.deleteHooks.push((resource) => refuseAttachedApiDelete(resource, resource.kind === 'api' ? sdksUsingApi(resource.id) : []))
     this.repositorySync = new RepositorySync(storage, this.resources, this.uploads,
       new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log, report)
     // Until deletion moves onto the port: an API's delete removes its repository connection in the index's transaction.

@@ -5,18 +5,21 @@
  *
  * An API attached to an SDK cannot be deleted (409, like a ruleset attached to APIs): the SDK names
  * it, and builds would break. Detach it first (PATCH the SDK's `apis`).
+ *
+ * Everything is stored through the storage port's `sdks` section (src/storage/features/sdks.ts): reads
+ * from `storage.read`, every change one `storage.transaction` deciding on what it read through `tx`.
  */
 import { canonicalJson, checksumOf } from '../documents/canonical.js'
 import { RegistryError, notFound } from '../errors.js'
-import type { RegistryIndex } from '../store/interfaces.js'
-import type { Page, PageRequest, ResourceRecord } from '../store/records.js'
-import type {
-  BuildInputs, BuildRecord, OutputRepositoryRecord, Provider, SdkApiAttachment, SdkConfig, SdkRecord, SdkTarget,
-} from '../store/sdk-records.js'
-import { outputRepositorySecretRef, type SdkStore } from '../store/sdk-store.js'
+import type { ReadStores, Storage, Stores } from '../storage/port.js'
+import {
+  outputRepositorySecretRef,
+  type BuildInputs, type BuildRecord, type OutputRepositoryRecord, type Page, type PageRequest, type Provider, type ResourceRecord,
+  type SdkApiAttachment, type SdkConfig, type SdkRecord, type SdkTarget,
+} from '../storage/records.js'
 import { generatorOf } from '../sdk/generate.js'
 import { apiBase } from '../sdk/providers.js'
-import { newId, now, resolveRef } from './ids.js'
+import { isUlid, newId, now } from './ids.js'
 import { OutboundPolicy } from './outbound.js'
 import type { Actor } from './organizations.js'
 import type { Secrets } from './secrets.js'
@@ -49,119 +52,122 @@ export interface BuildSignals {
   canceled(buildId: string): void
 }
 
+/**
+ * Refuses the deletion of an API that SDKs attach (409), given their ids: read synchronously by the
+ * delete hook while deletion runs in `LmdbIndex`'s transaction (registry.ts), and through
+ * `tx.sdks.sdksUsingApi` once deletion is a port transaction.
+ */
+export function refuseAttachedApiDelete(resource: ResourceRecord, sdkIds: string[]): void {
+  if (resource.kind !== 'api') return
+  const users = sdkIds.length
+  if (users > 0) throw new RegistryError('conflict', `the API is attached to ${users} SDK${users === 1 ? '' : 's'}; detach it first`)
+}
+
 export class Sdks {
   /** Set by the runner. */
   signals: BuildSignals = { queued: () => {}, canceled: () => {} }
 
   constructor(
-    private readonly store: SdkStore,
-    private readonly index: RegistryIndex,
+    private readonly storage: Storage,
     /** Seals output repository tokens when stored. */
     private readonly secrets: Secrets,
     /** REGISTRY_OUTBOUND_HOSTS: checked here for `url` and `api_url`, and again by each build's requests. */
     private readonly outbound: OutboundPolicy = OutboundPolicy.DEFAULT,
   ) {}
 
-  /** Refuses the deletion of an API that an SDK attaches (a `Resources.deleteHooks` entry). */
-  readonly guardApiDelete = (resource: ResourceRecord): void => {
-    if (resource.kind !== 'api') return
-    const users = this.store.sdksUsingApi(resource.id).length
-    if (users > 0) throw new RegistryError('conflict', `the API is attached to ${users} SDK${users === 1 ? '' : 's'}; detach it first`)
-  }
-
   // ---------------------------------------------------------------- SDKs
 
-  /** An SDK of the actor's organization, by id or slug (see resolveRef); anything else is the same 404. */
-  require(actor: ActorScope, ref: string): SdkRecord {
+  /**
+   * An SDK of the actor's organization, by id or slug (see resolveRef in ids.ts); anything else is the
+   * same 404. Read from the committed state, or through a transaction's `tx`.
+   */
+  async require(actor: ActorScope, ref: string, read: ReadStores = this.storage.read): Promise<SdkRecord> {
     const org = actor.organization.id
-    const byId = (id: string) => {
-      const found = this.store.getSdk(id)
-      return found?.organization_id === org ? found : undefined
-    }
-    const sdk = resolveRef(ref, byId, (slug) => {
-      const id = this.store.sdkIdBySlug(org, slug)
-      return id === undefined ? undefined : byId(id)
-    })
+    const byId = isUlid(ref) ? await read.sdks.get(ref) : undefined
+    const sdk = (byId?.organization_id === org ? byId : undefined) ?? await read.sdks.bySlug(org, ref)
     if (!sdk) throw notFound('sdk')
     return sdk
   }
 
-  list(actor: ActorScope, page: PageRequest): Page<SdkRecord> {
-    return this.store.listSdks(actor.organization.id, page)
+  list(actor: ActorScope, page: PageRequest): Promise<Page<SdkRecord>> {
+    return this.storage.read.sdks.list(actor.organization.id, page)
   }
 
-  repositories(sdk: SdkRecord): OutputRepositoryRecord[] {
-    return this.store.listRepositories(sdk.id)
+  repositories(sdk: SdkRecord): Promise<OutputRepositoryRecord[]> {
+    return this.storage.read.sdks.repositories(sdk.id)
   }
 
   async create(actor: ActorScope, input: SdkCreateInput): Promise<SdkRecord> {
     const org = actor.organization.id
     checkSlug(input.slug)
     const at = now()
-    return this.store.transaction(() => {
+    return this.storage.transaction(async (tx) => {
+      const slug = await this.freeSlug(tx, org, input.slug ?? deriveSlug(input.name, 'sdk'), input.slug !== undefined)
+      const targets = uniqueTargets(input.targets)
       const sdk: SdkRecord = {
         id: newId(),
         organization_id: org,
         name: input.name,
-        slug: this.freeSlug(org, input.slug ?? deriveSlug(input.name, 'sdk'), input.slug !== undefined),
-        targets: uniqueTargets(input.targets),
-        apis: this.checkApis(org, input.apis),
+        slug,
+        targets,
+        apis: await this.checkApis(tx, org, input.apis),
         config: input.config ?? {},
         last_build_number: 0,
         created_at: at,
         updated_at: at,
       }
-      this.store.putSdk(sdk)
+      await tx.sdks.create(sdk)
       return sdk
     })
   }
 
   async update(actor: ActorScope, id: string, input: SdkUpdateInput): Promise<SdkRecord> {
-    this.require(actor, id)
+    await this.require(actor, id)
     checkSlug(input.slug)
-    return this.store.transaction(() => {
-      const before = this.require(actor, id)
+    return this.storage.transaction(async (tx) => {
+      const before = await this.require(actor, id, tx)
       const next: SdkRecord = { ...before, updated_at: now() }
       if (input.name !== undefined) next.name = input.name
-      if (input.slug !== undefined && input.slug !== before.slug) next.slug = this.freeSlug(before.organization_id, input.slug, true)
+      if (input.slug !== undefined && input.slug !== before.slug) next.slug = await this.freeSlug(tx, before.organization_id, input.slug, true)
       if (input.targets !== undefined) next.targets = uniqueTargets(input.targets)
-      if (input.apis !== undefined) next.apis = this.checkApis(before.organization_id, input.apis)
+      if (input.apis !== undefined) next.apis = await this.checkApis(tx, before.organization_id, input.apis)
       if (input.config !== undefined) next.config = input.config
       // A target that is no longer generated keeps no output repository.
-      for (const target of before.targets) if (!next.targets.includes(target)) this.store.removeRepository(id, target)
-      this.store.putSdk(next, before)
+      for (const target of before.targets) if (!next.targets.includes(target)) await tx.sdks.removeRepository(before.id, target)
+      await tx.sdks.update(next)
       return next
     })
   }
 
   /** Deletes the SDK with its repositories and builds; a running build is aborted. */
   async remove(actor: ActorScope, id: string): Promise<void> {
-    this.require(actor, id)
-    const running = await this.store.transaction(() => {
-      const sdk = this.require(actor, id)
-      const active = this.store.queuedBuilds().filter((b) => b.sdk_id === id).map((b) => b.id)
-      this.store.removeSdk(sdk)
+    await this.require(actor, id)
+    const running = await this.storage.transaction(async (tx) => {
+      const sdk = await this.require(actor, id, tx)
+      const active = (await tx.sdks.queue()).filter((b) => b.sdk_id === sdk.id).map((b) => b.id)
+      await tx.sdks.remove(sdk.id)
       return active
     })
     for (const buildId of running) this.signals.canceled(buildId)
   }
 
-  private freeSlug(org: string, wanted: string, explicit: boolean): string {
-    const taken = (slug: string) => this.store.sdkIdBySlug(org, slug) !== undefined
-    if (!taken(wanted)) return wanted
+  private async freeSlug(tx: Stores, org: string, wanted: string, explicit: boolean): Promise<string> {
+    const taken = async (slug: string) => (await tx.sdks.bySlug(org, slug)) !== undefined
+    if (!(await taken(wanted))) return wanted
     if (explicit) throw new RegistryError('conflict', `slug '${wanted}' is already used by another SDK`)
     for (let n = 2; ; n++) {
       const suffix = `-${n}`
       const candidate = wanted.slice(0, 64 - suffix.length).replace(/-+$/, '') + suffix
-      if (!taken(candidate)) return candidate
+      if (!(await taken(candidate))) return candidate
     }
   }
 
   /** Each `api_id` (and `version_id`) must name an API (version) of the organization (inside the transaction). */
-  private checkApis(org: string, apis: SdkCreateInput['apis']): SdkApiAttachment[] {
+  private async checkApis(tx: Stores, org: string, apis: SdkCreateInput['apis']): Promise<SdkApiAttachment[]> {
     const seen = new Set<string>()
-    return apis.map((attachment, i) => {
-      const api = this.index.getResource(attachment.api_id)
+    const attached: SdkApiAttachment[] = []
+    for (const [i, attachment] of apis.entries()) {
+      const api = await tx.resources.get(attachment.api_id)
       if (!api || api.kind !== 'api' || api.organization_id !== org) {
         throw new RegistryError('invalid_reference', `apis[${i}].api_id '${attachment.api_id}' names no API of this organization`,
           [{ path: ['apis', i, 'api_id'], message: 'no such API in this organization' }])
@@ -169,19 +175,20 @@ export class Sdks {
       if (seen.has(api.id)) throw new RegistryError('invalid_request', `apis[${i}]: the API is attached twice`)
       seen.add(api.id)
       const versionId = attachment.version_id ?? null
-      if (versionId !== null && this.index.getVersionById(versionId)?.resource_id !== api.id) {
+      if (versionId !== null && (await tx.versions.byId(versionId))?.resource_id !== api.id) {
         throw new RegistryError('invalid_reference', `apis[${i}].version_id '${versionId}' names no version of that API`,
           [{ path: ['apis', i, 'version_id'], message: 'no such version of this API' }])
       }
-      return { api_id: api.id, version_id: versionId }
-    })
+      attached.push({ api_id: api.id, version_id: versionId })
+    }
+    return attached
   }
 
   // ---------------------------------------------------------------- output repositories
 
-  repository(actor: ActorScope, sdkId: string, target: SdkTarget): OutputRepositoryRecord {
-    const sdk = this.require(actor, sdkId)
-    const repository = this.store.getRepository(sdk.id, target)
+  async repository(actor: ActorScope, sdkId: string, target: SdkTarget): Promise<OutputRepositoryRecord> {
+    const sdk = await this.require(actor, sdkId)
+    const repository = await this.storage.read.sdks.repository(sdk.id, target)
     if (!repository) throw notFound('output repository')
     return repository
   }
@@ -189,10 +196,10 @@ export class Sdks {
   async putRepository(actor: ActorScope, sdkId: string, target: SdkTarget, input: RepositoryInput): Promise<{ repository: OutputRepositoryRecord; created: boolean }> {
     checkRepositoryUrl(input)
     checkOutboundHosts(this.outbound, input)
-    return this.store.transaction(() => {
-      const sdk = this.require(actor, sdkId)
+    return this.storage.transaction(async (tx) => {
+      const sdk = await this.require(actor, sdkId, tx)
       if (!sdk.targets.includes(target)) throw new RegistryError('invalid_request', `'${target}' is not a target of this SDK (targets: ${sdk.targets.join(', ')})`)
-      const before = this.store.getRepository(sdk.id, target)
+      const before = await tx.sdks.repository(sdk.id, target)
       const at = now()
       const repository: OutputRepositoryRecord = {
         sdk_id: sdk.id, target, provider: input.provider, url: input.url, base_branch: input.base_branch ?? 'main',
@@ -204,15 +211,15 @@ export class Sdks {
       if (repository.provider !== 'git' && !repository.token) {
         throw new RegistryError('invalid_request', `a ${repository.provider} repository needs a token to open pull requests`)
       }
-      this.store.putRepository(repository)
+      await tx.sdks.putRepository(repository)
       return { repository, created: before === undefined }
     })
   }
 
   async removeRepository(actor: ActorScope, sdkId: string, target: SdkTarget): Promise<void> {
-    await this.store.transaction(() => {
-      const sdk = this.require(actor, sdkId)
-      if (!this.store.removeRepository(sdk.id, target)) throw notFound('output repository')
+    await this.storage.transaction(async (tx) => {
+      const sdk = await this.require(actor, sdkId, tx)
+      if (!(await tx.sdks.removeRepository(sdk.id, target))) throw notFound('output repository')
     })
   }
 
@@ -224,23 +231,30 @@ export class Sdks {
    * left); an archive-only request builds every requested target and delivers nothing.
    */
   async queue(actor: ActorScope, sdkId: string, request: BuildRequest = {}): Promise<BuildRecord[]> {
-    const sdk = this.require(actor, sdkId)
+    const sdk = await this.require(actor, sdkId)
     const generators = new Map<SdkTarget, { name: string; version: string }>()
     for (const target of sdk.targets) generators.set(target, await generatorOf(target))
-    const builds = await this.store.transaction(() => {
-      const current = this.require(actor, sdkId)
+    const builds = await this.storage.transaction(async (tx) => {
+      const current = await this.require(actor, sdkId, tx)
       const requested = requestedTargets(current, request.targets)
-      const targets = request.archiveOnly ? requested : requested.filter((t) => this.store.getRepository(current.id, t))
+      const repositories = new Map<SdkTarget, OutputRepositoryRecord>()
+      if (!request.archiveOnly) {
+        for (const target of requested) {
+          const repository = await tx.sdks.repository(current.id, target)
+          if (repository) repositories.set(target, repository)
+        }
+      }
+      const targets = request.archiveOnly ? requested : requested.filter((t) => repositories.has(t))
       if (targets.length === 0) {
         throw new RegistryError('no_output_repository',
           'no requested target of this SDK has an output repository: PUT /v1/sdks/{sdk}/targets/{target}/repository first, or ask for an archive-only build ({"archive_only": true})')
       }
-      const apis = this.resolveApis(current)
+      const apis = await this.resolveApis(tx, current)
       const configChecksum = checksumOf(canonicalJson(current.config))
       const at = now()
       let number = current.last_build_number
       const queued = targets.map((target): BuildRecord => {
-        const repository = request.archiveOnly ? undefined : this.store.getRepository(current.id, target)!
+        const repository = repositories.get(target)
         const generator = generators.get(target) ?? { name: 'unknown', version: '0' }
         const inputs: BuildInputs = { apis, config_checksum: configChecksum, generator }
         return {
@@ -250,8 +264,8 @@ export class Sdks {
           output: null, error: null, created_at: at, updated_at: at, started_at: null, finished_at: null,
         }
       })
-      for (const build of queued) this.store.addBuild(build)
-      this.store.putSdk({ ...current, last_build_number: number }, current)
+      // Each is the SDK's next number (the adapter moves `last_build_number` with it).
+      for (const build of queued) await tx.sdks.addBuild(build)
       return queued
     })
     this.signals.queued()
@@ -259,51 +273,53 @@ export class Sdks {
   }
 
   /** The API versions a build uses: pinned ones, or each API's current version (inside the transaction). */
-  private resolveApis(sdk: SdkRecord): BuildInputs['apis'] {
-    return sdk.apis.map((attachment, i) => {
-      const api = this.index.getResource(attachment.api_id)
-      const version = attachment.version_id ? this.index.getVersionById(attachment.version_id) : this.index.getCurrentVersion(attachment.api_id)
+  private async resolveApis(tx: Stores, sdk: SdkRecord): Promise<BuildInputs['apis']> {
+    const apis: BuildInputs['apis'] = []
+    for (const [i, attachment] of sdk.apis.entries()) {
+      const api = await tx.resources.get(attachment.api_id)
+      const version = attachment.version_id ? await tx.versions.byId(attachment.version_id) : await tx.versions.current(attachment.api_id)
       if (!api || !version) {
         throw new RegistryError('invalid_reference', `apis[${i}]: the API has no uploaded version to generate from`,
           [{ path: ['apis', i, 'api_id'], message: 'upload a document to this API first' }])
       }
-      return { api_id: api.id, slug: api.slug, name: api.name, version_id: version.id, checksum: version.checksum }
-    })
+      apis.push({ api_id: api.id, slug: api.slug, name: api.name, version_id: version.id, checksum: version.checksum })
+    }
+    return apis
   }
 
-  requireBuild(actor: ActorScope, id: string): BuildRecord {
-    const build = this.store.getBuild(id)
+  async requireBuild(actor: ActorScope, id: string, read: ReadStores = this.storage.read): Promise<BuildRecord> {
+    const build = await read.sdks.build(id)
     if (!build || build.organization_id !== actor.organization.id) throw notFound('build')
     return build
   }
 
-  listBuilds(actor: ActorScope, page: PageRequest, sdkId?: string): Page<BuildRecord> {
-    if (sdkId === undefined) return this.store.listBuilds({ org: actor.organization.id }, page)
-    return this.store.listBuilds({ sdkId: this.require(actor, sdkId).id }, page)
+  async listBuilds(actor: ActorScope, page: PageRequest, sdkId?: string): Promise<Page<BuildRecord>> {
+    if (sdkId === undefined) return this.storage.read.sdks.builds({ organizationId: actor.organization.id }, page)
+    return this.storage.read.sdks.builds({ sdkId: (await this.require(actor, sdkId)).id }, page)
   }
 
-  log(actor: ActorScope, id: string): string {
-    return this.store.getLog(this.requireBuild(actor, id).id) ?? ''
+  async log(actor: ActorScope, id: string): Promise<string> {
+    return (await this.storage.read.sdks.log((await this.requireBuild(actor, id)).id)) ?? ''
   }
 
-  artifact(actor: ActorScope, id: string): Buffer {
-    const build = this.requireBuild(actor, id)
-    const artifact = this.store.getArtifact(build.id)
+  async artifact(actor: ActorScope, id: string): Promise<Buffer> {
+    const build = await this.requireBuild(actor, id)
+    const artifact = await this.storage.read.sdks.artifact(build.id)
     if (!artifact) throw notFound('artifact (the build has not generated its files)')
     return artifact
   }
 
   /** Cancels a queued build (it never runs) or a running one (its generator or delivery is aborted). */
   async cancel(actor: ActorScope, id: string): Promise<BuildRecord> {
-    this.requireBuild(actor, id)
-    const build = await this.store.transaction(() => {
-      const current = this.requireBuild(actor, id)
+    await this.requireBuild(actor, id)
+    const build = await this.storage.transaction(async (tx) => {
+      const current = await this.requireBuild(actor, id, tx)
       if (current.status !== 'queued' && current.status !== 'running') {
         throw new RegistryError('conflict', `the build is already ${current.status}`)
       }
       const at = now()
       const canceled: BuildRecord = { ...current, status: 'canceled', error: 'canceled by request', updated_at: at, finished_at: at }
-      this.store.putBuild(canceled)
+      await tx.sdks.putBuild(canceled)
       return canceled
     })
     this.signals.canceled(build.id)

@@ -10,7 +10,7 @@
 import { RegistryError } from '../errors.js'
 import type { RegistryIndex } from '../store/interfaces.js'
 import { LmdbIndex } from '../store/lmdb-index.js'
-import { SdkStore } from '../store/sdk-store.js'
+import { LmdbSdkSecrets } from '../storage/lmdb/sdk-secrets.js'
 import { LmdbMirrorSecrets } from '../storage/lmdb/mirror-secrets.js'
 import { LmdbRepositorySecrets } from '../storage/lmdb/repository-secrets.js'
 import { LmdbWebhookSecrets } from '../storage/lmdb/webhook-secrets.js'
@@ -72,7 +72,7 @@ export class Secrets {
   /** The secrets of a storage directory's index: every store that keeps some. */
   static of(index: RegistryIndex, keyring: SecretKeyring): Secrets {
     const lmdb = LmdbIndex.require(index, 'secrets')
-    return new Secrets(keyring, [new LmdbRepositorySecrets(lmdb.root), SdkStore.of(index), new LmdbMirrorSecrets(lmdb.root), new LmdbWebhookSecrets(lmdb.root)])
+    return new Secrets(keyring, [new LmdbRepositorySecrets(lmdb.root), new LmdbSdkSecrets(lmdb.root), new LmdbMirrorSecrets(lmdb.root), new LmdbWebhookSecrets(lmdb.root)])
   }
 
   /** The stored form of a secret given to the registry (null stays null). */

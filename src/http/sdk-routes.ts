@@ -5,8 +5,9 @@ import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { RepositoryInput, SdkCreateInput, SdkUpdateInput } from '../domain/sdks.js'
 import type { Secrets } from '../domain/secrets.js'
-import { outputRepositorySecretRef } from '../store/sdk-store.js'
-import { SDK_TARGETS, PROVIDERS, BUILD_STATUSES, type BuildRecord, type OutputRepositoryRecord, type SdkRecord, type SdkTarget } from '../store/sdk-records.js'
+import {
+  SDK_TARGETS, PROVIDERS, BUILD_STATUSES, outputRepositorySecretRef, type BuildRecord, type OutputRepositoryRecord, type SdkRecord, type SdkTarget,
+} from '../storage/records.js'
 import { actorOf } from './auth.js'
 import { Data, IdOrSlug, List, Name, Nullable, PageQuery, Problem, SecretStatus, Slug, Ulid } from './schemas.js'
 
@@ -140,10 +141,12 @@ export function buildView(b: BuildRecord) {
 
 export function registerSdkRoutes(app: FastifyInstance, registry: Registry): void {
   const { sdks } = registry
-  const sdkView = (sdk: SdkRecord) => ({ ...sdk, last_build_number: undefined, repositories: sdks.repositories(sdk).map((r) => repositoryView(r, registry.secrets)) })
+  const sdkView = async (sdk: SdkRecord) => ({
+    ...sdk, last_build_number: undefined, repositories: (await sdks.repositories(sdk)).map((r) => repositoryView(r, registry.secrets)),
+  })
   const params = <T>(request: FastifyRequest) => request.params as T
   // The SDK's id, also when the path names it by slug.
-  const sdkId = (request: FastifyRequest) => sdks.require(actorOf(request), params<{ sdk: string }>(request).sdk).id
+  const sdkId = async (request: FastifyRequest) => (await sdks.require(actorOf(request), params<{ sdk: string }>(request).sdk)).id
   const page = (request: FastifyRequest) => {
     const { page: p, limit } = request.query as { page?: number; limit?: number }
     return toPageRequest(p, limit)
@@ -152,29 +155,29 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   app.get('/v1/sdks', {
     schema: { tags: ['SDKs'], security, summary: 'List SDKs, newest first', querystring: PageQuery, response: { 200: List(Sdk), ...errors(400, 401) } },
   }, async (request) => {
-    const result = sdks.list(actorOf(request), page(request))
-    return { data: result.items.map(sdkView), total: result.total }
+    const result = await sdks.list(actorOf(request), page(request))
+    return { data: await Promise.all(result.items.map(sdkView)), total: result.total }
   })
 
   app.post('/v1/sdks', {
     schema: { tags: ['SDKs'], security, summary: 'Create an SDK', body: SdkCreate, response: { 201: Data(Sdk), ...errors(400, 401, 409, 422) } },
   }, async (request, reply) => {
     const sdk = await sdks.create(actorOf(request), request.body as SdkCreateInput)
-    return reply.status(201).send({ data: sdkView(sdk) })
+    return reply.status(201).send({ data: await sdkView(sdk) })
   })
 
   app.get('/v1/sdks/:sdk', {
     schema: { tags: ['SDKs'], security, summary: 'Get an SDK', params: SdkParams, response: { 200: Data(Sdk), ...errors(400, 401, 404) } },
-  }, async (request) => ({ data: sdkView(sdks.require(actorOf(request), params<{ sdk: string }>(request).sdk)) }))
+  }, async (request) => ({ data: await sdkView(await sdks.require(actorOf(request), params<{ sdk: string }>(request).sdk)) }))
 
   app.patch('/v1/sdks/:sdk', {
     schema: { tags: ['SDKs'], security, summary: 'Update an SDK (a target removed loses its output repository)', params: SdkParams, body: SdkUpdate, response: { 200: Data(Sdk), ...errors(400, 401, 404, 409, 422) } },
-  }, async (request) => ({ data: sdkView(await sdks.update(actorOf(request), sdkId(request), request.body as SdkUpdateInput)) }))
+  }, async (request) => ({ data: await sdkView(await sdks.update(actorOf(request), await sdkId(request), request.body as SdkUpdateInput)) }))
 
   app.delete('/v1/sdks/:sdk', {
     schema: { tags: ['SDKs'], security, summary: 'Delete an SDK with its repositories and builds (a running build is aborted)', params: SdkParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    await sdks.remove(actorOf(request), sdkId(request))
+    await sdks.remove(actorOf(request), await sdkId(request))
     return reply.status(204).send()
   })
 
@@ -183,7 +186,7 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
     schema: { tags: ['SDKs'], security, summary: "Connect a target's output repository (the token is write-only)", params: TargetParams, body: RepositoryBody, response: { 200: Data(OutputRepository), 201: Data(OutputRepository), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
     const { target } = params<{ target: SdkTarget }>(request)
-    const sdk = sdkId(request)
+    const sdk = await sdkId(request)
     const { repository, created } = await sdks.putRepository(actorOf(request), sdk, target, request.body as RepositoryInput)
     return reply.status(created ? 201 : 200).send({ data: repositoryView(repository, registry.secrets) })
   })
@@ -192,15 +195,15 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
     schema: { tags: ['SDKs'], security, summary: "A target's output repository", params: TargetParams, response: { 200: Data(OutputRepository), ...errors(400, 401, 404) } },
   }, async (request) => {
     const { target } = params<{ target: SdkTarget }>(request)
-    const sdk = sdkId(request)
-    return { data: repositoryView(sdks.repository(actorOf(request), sdk, target), registry.secrets) }
+    const sdk = await sdkId(request)
+    return { data: repositoryView(await sdks.repository(actorOf(request), sdk, target), registry.secrets) }
   })
 
   app.delete(repositoryPath, {
     schema: { tags: ['SDKs'], security, summary: "Disconnect a target's output repository", params: TargetParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
     const { target } = params<{ target: SdkTarget }>(request)
-    const sdk = sdkId(request)
+    const sdk = await sdkId(request)
     await sdks.removeRepository(actorOf(request), sdk, target)
     return reply.status(204).send()
   })
@@ -215,38 +218,38 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
     preValidation: async (request) => { request.body ??= {} },
   }, async (request, reply) => {
     const body = request.body as { targets?: SdkTarget[]; archive_only?: boolean }
-    const builds = await sdks.queue(actorOf(request), sdkId(request), { targets: body.targets, archiveOnly: body.archive_only })
+    const builds = await sdks.queue(actorOf(request), await sdkId(request), { targets: body.targets, archiveOnly: body.archive_only })
     return reply.status(202).send({ data: builds.map(buildView) })
   })
 
   app.get('/v1/sdks/:sdk/builds', {
     schema: { tags: ['Builds'], security, summary: "An SDK's builds, newest first", params: SdkParams, querystring: PageQuery, response: { 200: List(Build), ...errors(400, 401, 404) } },
   }, async (request) => {
-    const result = sdks.listBuilds(actorOf(request), page(request), sdkId(request))
+    const result = await sdks.listBuilds(actorOf(request), page(request), await sdkId(request))
     return { data: result.items.map(buildView), total: result.total }
   })
 
   app.get('/v1/builds', {
     schema: { tags: ['Builds'], security, summary: "List builds: the organization's, newest first", querystring: PageQuery, response: { 200: List(Build), ...errors(400, 401) } },
   }, async (request) => {
-    const result = sdks.listBuilds(actorOf(request), page(request))
+    const result = await sdks.listBuilds(actorOf(request), page(request))
     return { data: result.items.map(buildView), total: result.total }
   })
 
   app.get('/v1/builds/:build', {
     schema: { tags: ['Builds'], security, summary: 'Get a build', params: BuildParams, response: { 200: Data(Build), ...errors(400, 401, 404) } },
-  }, async (request) => ({ data: buildView(sdks.requireBuild(actorOf(request), params<{ build: string }>(request).build)) }))
+  }, async (request) => ({ data: buildView(await sdks.requireBuild(actorOf(request), params<{ build: string }>(request).build)) }))
 
   app.get('/v1/builds/:build/logs', {
     schema: { tags: ['Builds'], security, summary: "A build's log (text, at most 64 KB)", params: BuildParams, response: { 200: Type.String({ description: 'text/plain' }), ...errors(400, 401, 404) } },
   }, async (request, reply) =>
-    reply.type('text/plain; charset=utf-8').send(sdks.log(actorOf(request), params<{ build: string }>(request).build)))
+    reply.type('text/plain; charset=utf-8').send(await sdks.log(actorOf(request), params<{ build: string }>(request).build)))
 
   app.get('/v1/builds/:build/artifact', {
     schema: { tags: ['Builds'], security, summary: 'The generated files as a .tar.gz (deterministic: the same inputs give the same bytes)', params: BuildParams, response: { 200: Type.String({ description: 'application/gzip', format: 'binary' }), ...errors(400, 401, 404) } },
   }, async (request, reply) => {
-    const build = sdks.requireBuild(actorOf(request), params<{ build: string }>(request).build)
-    const artifact = sdks.artifact(actorOf(request), build.id)
+    const build = await sdks.requireBuild(actorOf(request), params<{ build: string }>(request).build)
+    const artifact = await sdks.artifact(actorOf(request), build.id)
     return reply
       .type('application/gzip')
       .header('content-disposition', `attachment; filename="${build.sdk.slug}-${build.target}-${build.number}.tar.gz"`)

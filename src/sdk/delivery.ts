@@ -13,7 +13,7 @@
 import * as fs from 'node:fs'
 import { rm } from 'node:fs/promises'
 import git from 'isomorphic-git'
-import type { BuildOutput, Provider } from '../store/sdk-records.js'
+import type { BuildOutput, Provider } from '../storage/records.js'
 import { gitHttp, type Fetch } from '../store/git-http.js'
 import { OutboundFailure, UNREACHABLE, outboundFailure } from '../domain/outbound.js'
 import { openPullRequest } from './providers.js'

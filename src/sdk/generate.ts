@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads'
 import { PHP_GENERATOR } from './php/generator.js'
 import type { GenerateReply } from './generate-worker.js'
 import { sortFiles, type GenerateTask, type GeneratedFile } from './types.js'
-import type { SdkTarget } from '../store/sdk-records.js'
+import type { SdkTarget } from '../storage/records.js'
 
 /**
  * The worker module next to this one: the TypeScript source under tsx, the compiled file in dist/. It

@@ -3,7 +3,7 @@
  * when set, else derived from the repository URL: github.com → https://api.github.com, another GitHub
  * host → <origin>/api/v3 (GitHub Enterprise Server), GitLab → <origin>/api/v4.
  */
-import type { PullRequest } from '../store/sdk-records.js'
+import type { PullRequest } from '../storage/records.js'
 import { readText, type Fetch } from '../store/git-http.js'
 import { OutboundFailure, UNREACHABLE, outboundFailure } from '../domain/outbound.js'
 

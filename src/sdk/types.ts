@@ -1,5 +1,5 @@
 /** What a generator is given and what it answers (crosses the worker thread boundary: plain data). */
-import type { SdkConfig, SdkTarget } from '../store/sdk-records.js'
+import type { SdkConfig, SdkTarget } from '../storage/records.js'
 
 export interface GeneratorApi {
   slug: string

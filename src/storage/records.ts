@@ -15,6 +15,8 @@ export type { DiffResult } from '../documents/diff/types.js'
 /** The git mirror's journal, history, heads and remotes, and search's terms: their records. */
 export * from './mirror-records.js'
 export type { StoredSecret }
+/** SDKs, output repositories and builds (issue 7): their records, kept where the port's section is. */
+export * from './sdk-records.js'
 /** Repository connections and their last sync (issue 5): their records, kept where the port's section is. */
 export * from './repository-records.js'
 

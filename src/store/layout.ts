@@ -74,7 +74,7 @@ export const keys = {
 
 // ---------------------------------------------------------------- SDKs and builds (issue 7)
 
-/** Named databases of the SDK feature (`src/store/sdk-store.ts`). */
+/** Named databases of the SDK feature (the storage port's LMDB adapter, `src/storage/lmdb/sdks.ts`). */
 export const SDK_DATABASES = {
   /** sdk id → SdkRecord */
   sdks: 'sdks',

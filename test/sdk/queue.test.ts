@@ -6,7 +6,6 @@ import type { IncomingMessage } from 'node:http'
 import t from 'tap'
 import { Registry } from '../../src/domain/registry.js'
 import type { Actor } from '../../src/domain/organizations.js'
-import { SdkStore } from '../../src/store/sdk-store.js'
 import { OUTBOUND_LOOPBACK, json, petstore, startTestServer } from '../helpers.js'
 import { buildFixture, waitForBuild } from './support.js'
 
@@ -41,10 +40,9 @@ t.test('queued builds survive a restart and run after it; a build running at a c
   const [crashed] = await registry.sdks.queue(actor, sdk.id)
   const [crashedTwice] = await registry.sdks.queue(actor, sdk.id)
   // What a crash leaves: builds marked running (the process died before writing their outcome).
-  const store = SdkStore.of(registry.index)
-  await store.transaction(() => {
-    store.putBuild({ ...store.getBuild(crashed.id)!, status: 'running', attempts: 1 })
-    store.putBuild({ ...store.getBuild(crashedTwice.id)!, status: 'running', attempts: 2 })
+  await registry.storage.transaction(async ({ sdks }) => {
+    await sdks.putBuild({ ...(await sdks.build(crashed.id))!, status: 'running', attempts: 1 })
+    await sdks.putBuild({ ...(await sdks.build(crashedTwice.id))!, status: 'running', attempts: 2 })
   })
   await registry.close()
 
@@ -132,9 +130,9 @@ t.test('a build running when the server shuts down cleanly runs again after the 
   await first.close()
 
   const reopened = openRegistry(storage)
-  const stored = SdkStore.of(reopened.index).getBuild(build.id)!
+  const stored = (await reopened.storage.read.sdks.build(build.id))!
   t.match(stored, { status: 'queued', attempts: 0, started_at: null }, 'queued again, the attempt not counted')
-  t.match(SdkStore.of(reopened.index).getLog(build.id), /interrupted by a shutdown; queued again/)
+  t.match(await reopened.storage.read.sdks.log(build.id), /interrupted by a shutdown; queued again/)
   // The repository is read when the build runs: point it at the working server.
   await reopened.sdks.putRepository(actor, sdk.id, 'php', { provider: 'git', url: petsUrl })
   await reopened.close()

@@ -1,5 +1,10 @@
-/** The records of the SDK feature as the index stores them (issue 7). */
-import type { StoredSecret } from './secret-keyring.js'
+/**
+ * The records of the SDK feature (issue 7) as both adapters store them: the LMDB databases of
+ * `SDK_DATABASES` (src/store/layout.ts) hold them as they are, PostgreSQL's `record` columns as json.
+ * Re-exported by records.ts.
+ */
+import type { StoredSecret } from '../store/secret-keyring.js'
+import type { SecretRef } from '../store/secret-slots.js'
 
 export const SDK_TARGETS = ['typescript', 'php'] as const
 export type SdkTarget = (typeof SDK_TARGETS)[number]
@@ -51,6 +56,11 @@ export interface OutputRepositoryRecord {
   token: StoredSecret | null
   created_at: string
   updated_at: string
+}
+
+/** Where an output repository's token is: its additional authenticated data names the SDK and the target. */
+export function outputRepositorySecretRef(repository: Pick<OutputRepositoryRecord, 'sdk_id' | 'target'>): SecretRef {
+  return { holder: 'sdk-output-repository', sdk_id: repository.sdk_id, target: repository.target, field: 'token' }
 }
 
 export interface BuildInputs {
