@@ -16,9 +16,7 @@ import type { DocumentProcessor } from './documents.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { Organizations } from './organizations.js'
 import { PublicRegistry } from './public-registry.js'
-import { dropDeletedApiFromSites } from '../store/site-store.js'
 import { Sites } from './sites.js'
-import { now } from './ids.js'
 import { Resources } from './resources.js'
 import { Uploads } from './uploads.js'
 import { Changes } from './changes.js'
@@ -26,11 +24,9 @@ import { Search } from './search.js'
 import { Changelog } from './changelog.js'
 import { CompatibilityGate } from './compatibility.js'
 import { Versions } from './versions.js'
-import { sdksUsingApiNow } from '../storage/lmdb/sdks.js'
 import { BuildRunner } from './build-runner.js'
 import { Sdks, refuseAttachedApiDelete } from './sdks.js'
 import { Mirror } from './mirror.js'
-import { repositoryConnectionRemover } from '../store/repository-store.js'
 import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../sync/pool.js'
 import { RepositorySync } from './repository-sync.js'
 import { OutboundPolicy } from './outbound.js'
@@ -117,13 +113,13 @@ export class Registry {
     this.changelog = new Changelog(storage, this.changes)
     const compatibility = new CompatibilityGate(storage, this.changes)
     this.uploads = new Uploads(storage, blobs, documents, this.changes, compatibility, metrics)
-    this.resources = new Resources(storage, index, this.uploads)
+    this.resources = new Resources(storage, this.uploads)
     this.versions = new Versions(storage, blobs, documents, compatibility)
     this.search = new Search(storage, blobs, documents)
     this.publicRegistry = new PublicRegistry(storage, this.search)
     this.sites = new Sites(storage)
-    // Until deletion moves onto the port: an API's delete drops it from the sites in the index's transaction.
-    this.resources.deleteHooks.push(dropDeletedApiFromSites(index, now))
+    // An API's delete takes it off the sites that list it, in the delete's transaction.
+    this.resources.deleteHooks.push(async (tx, resource, at) => { if (resource.kind === 'api') await tx.sites.dropApi(resource.id, at) })
     this.publicIndex = new PublicIndex(storage, this.sites, this.publicRegistry)
     this.secrets = Secrets.of(index, secretKeys)
     this.sdks = new Sdks(storage, this.secrets, outbound)
@@ -135,14 +131,14 @@ export class Registry {
     // Events are written by commits in this process and in others: each commit looks at the outbox.
     storage.onCommit(() => this.deliverer.nudge())
     this.builds = new BuildRunner(storage, this.sdks, this.versions, { outbound, log: this.log, secrets: this.secrets, events: report })
-    // Until deletion moves onto the port: an API an SDK attaches is not deleted, read in the index's transaction.
-    const sdksUsingApi = sdksUsingApiNow(LmdbIndex.require(index, 'SDKs').root)
-    this.resources.deleteHooks.push((resource) => refuseAttachedApiDelete(resource, resource.kind === 'api' ? sdksUsingApi(resource.id) : []))
+    // An API an SDK attaches is not deleted (409), decided in the delete's transaction.
+    this.resources.deleteHooks.push(async (tx, resource) => {
+      if (resource.kind === 'api') refuseAttachedApiDelete(resource, await tx.sdks.sdksUsingApi(resource.id))
+    })
     this.repositorySync = new RepositorySync(storage, this.resources, this.uploads,
       new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log, report)
-    // Until deletion moves onto the port: an API's delete removes its repository connection in the index's transaction.
-    const removeConnection = repositoryConnectionRemover(LmdbIndex.require(index, 'repository connections'))
-    this.resources.deleteHooks.push((resource) => { if (resource.kind === 'api') removeConnection(resource.id) })
+    // An API's delete removes its repository connection in the delete's transaction.
+    this.resources.deleteHooks.push(async (tx, resource) => { if (resource.kind === 'api') await tx.repositories.remove(resource.id) })
     this.referenceParts = new ReferenceParts(blobs, new ReferenceWorkers({ memoryMb: reference.memoryMb ?? 4096 }), {
       ...DEFAULT_REFERENCE_PARTS, splitAboveBytes: reference.splitAboveBytes ?? DEFAULT_REFERENCE_PARTS.splitAboveBytes,
     })
@@ -162,10 +158,8 @@ export class Registry {
     const registry = new Registry(index, blobs, documents, metrics, outbound, {
       splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,
     }, secretKeys, undefined, { timeoutMs: options.webhookTimeoutMs })
-    const mirror = registry.mirror = new Mirror(registry.storage, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
-    // The port's journaled commits nudge the writer (Mirror hears them); until resource deletion moves
-    // onto the port, the index's deletes journal in its own transactions, and nudge it through here.
-    index.onJournal = () => mirror.journaled()
+    // The port's journaled commits nudge the writer (Mirror hears them).
+    registry.mirror = new Mirror(registry.storage, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
     return registry
   }
 

@@ -1,12 +1,11 @@
 import { RegistryError, notFound } from '../errors.js'
 import { DEFAULT_RULESET } from '../documents/defaults.js'
-import type { RegistryIndex } from '../store/interfaces.js'
 import type { ReadStores, Storage, Stores } from '../storage/port.js'
 import type {
   BlockingSeverity, CompatibilityPolicy, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
 } from '../store/records.js'
 import type { DocumentInput } from './documents.js'
-import { emitEvent, reportEvent, resourceSummary, versionEventData } from './events/outbox.js'
+import { emitEvent, resourceSummary, versionEventData } from './events/outbox.js'
 import { isUlid, newId, now } from './ids.js'
 import type { Actor } from './organizations.js'
 import { checkSlug, deriveSlug } from './slugs.js'
@@ -41,18 +40,20 @@ function storedPolicy(policy: CompatibilityPolicy | null | undefined): Compatibi
   return policy === undefined || policy === null || policy === 'none' ? null : policy
 }
 
+/** What another feature does when a resource is deleted, inside the delete's transaction (`at`: the deletion's time). */
+export type DeleteHook = (tx: Stores, resource: ResourceRecord, at: string) => Promise<void>
+
 /** APIs, schemas and rulesets: the rules they share and the few where they differ. */
 export class Resources {
   /**
-   * Run inside the delete transaction, after the resource's own checks: features that refer to
-   * resources (sites listing APIs, say) drop or refuse the reference there, atomically with the delete.
+   * Run inside the delete's transaction, after the resource's own checks: features that refer to
+   * resources (sites listing APIs, SDKs attaching them, repository connections) drop or refuse the
+   * reference there, through `tx`, so it commits or rolls back with the delete.
    */
-  readonly deleteHooks: ((resource: ResourceRecord) => void)[] = []
+  readonly deleteHooks: DeleteHook[] = []
 
   constructor(
     private readonly storage: Storage,
-    /** Deletes still go through the index: the delete hooks write other features' stores (not on the port yet). */
-    private readonly index: RegistryIndex,
     private readonly uploads: Uploads,
   ) {}
 
@@ -157,20 +158,24 @@ export class Resources {
     })
   }
 
+  /** Deletes a resource and its versions, its references in other features, its mirror entry and its event: one transaction. */
   async remove(actor: Actor, kind: ResourceKind, id: string): Promise<void> {
-    const removed = await this.require(actor, kind, id)
-    await this.index.deleteResource(id, (resource) => {
+    const found = await this.require(actor, kind, id)
+    await this.storage.transaction(async (tx) => {
+      const resource = await tx.resources.get(found.id)
+      if (!resource) throw notFound(kind)
       if (resource.kind === 'ruleset') {
-        const users = this.index.countApisUsingRuleset(resource.id)
+        const users = await tx.resources.countApisUsingRuleset(resource.id)
         if (users > 0) {
           throw new RegistryError('conflict', `the ruleset is attached to ${users} API${users === 1 ? '' : 's'}; detach it first`)
         }
       }
-      for (const hook of this.deleteHooks) hook(resource)
+      const at = now()
+      for (const hook of this.deleteHooks) await hook(tx, resource, at)
+      await tx.resources.remove(resource.id)
+      await tx.mirror.append(resource.organization_id, at, { change: 'delete', resource })
+      await emitEvent(tx, resource.organization_id, 'resource.deleted', { resource: resourceSummary(resource) }, at)
     })
-    // Its own transaction, right after the delete's: deletion still commits through the index (its hooks
-    // write features not on the storage port yet), so a crash between the two loses this one event.
-    await reportEvent(this.storage, removed.organization_id, 'resource.deleted', { resource: resourceSummary(removed) })
   }
 
   upload(resource: ResourceRecord, input: DocumentInput) {

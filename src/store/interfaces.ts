@@ -85,8 +85,6 @@ export interface RegistryIndex {
   ): Promise<{ resource: ResourceRecord; version?: VersionRecord }>
   /** Applies `change` to the current record inside one transaction; 404 when gone, 409 on a taken slug. */
   updateResource(id: string, change: (current: ResourceRecord) => ResourceRecord): Promise<ResourceRecord>
-  /** Removes a resource and its versions; `guard` runs inside the transaction and may throw to refuse. */
-  deleteResource(id: string, guard?: (resource: ResourceRecord) => void): Promise<ResourceRecord>
   countApisUsingRuleset(rulesetId: string): number
 
   // Versions

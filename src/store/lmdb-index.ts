@@ -221,29 +221,6 @@ export class LmdbIndex implements RegistryIndex {
     })
   }
 
-  async deleteResource(id: string, guard?: (resource: ResourceRecord) => void): Promise<ResourceRecord> {
-    return this.journaled(() => {
-      const resource: ResourceRecord | undefined = this.db.resources.get(id)
-      if (!resource) throw notFound()
-      // A guard that refuses undoes the writes of the hooks before it (see atomic()).
-      guard?.(resource)
-      this.db.resourceSlugs.remove(keys.resourceSlug(resource.organization_id, resource.kind, resource.slug))
-      this.removeFromListings(resource)
-      if (resource.kind === 'api' && resource.ruleset_id) {
-        this.db.rulesetApis.remove(keys.rulesetApi(resource.ruleset_id, id))
-      }
-      for (const { key, value } of this.db.versions.getRange(keys.versionRange(id))) {
-        this.db.versionIds.remove((value as VersionRecord).id)
-        this.db.organizationVersions.remove(keys.organizationVersion(resource.organization_id, (value as VersionRecord).id))
-        this.db.versions.remove(key)
-      }
-      this.db.current.remove(id)
-      this.db.resources.remove(id)
-      this.journalAppend(resource.organization_id, new Date().toISOString(), { change: 'delete', resource })
-      return resource
-    })
-  }
-
   countApisUsingRuleset(rulesetId: string): number {
     return this.db.rulesetApis.getCount(keys.rulesetApiRange(rulesetId))
   }

@@ -1,10 +1,9 @@
-import type { RootDatabase } from 'lmdb'
 import { RegistryError, notFound } from '../../errors.js'
 import { sdkKeys } from '../../store/layout.js'
 import type { BuildScope } from '../features/sdks.js'
 import type { SdkStore } from '../port.js'
 import type { BuildRecord, OutputRepositoryRecord, Page, PageRequest, ResourceRecord, SdkRecord, SdkTarget } from '../records.js'
-import { environmentOn, type LmdbEnvironment, type SdkDatabases } from './databases.js'
+import type { LmdbEnvironment, SdkDatabases } from './databases.js'
 import type { Key, LmdbAccess } from './transaction-view.js'
 
 /**
@@ -230,14 +229,3 @@ export class LmdbSdks implements SdkStore {
 
 /** Queue entries read at a time while looking for the next queued build. */
 const QUEUE_PAGE = 16
-
-/**
- * Until deletion moves onto the port: `Resources.remove` deletes through `LmdbIndex.deleteResource`,
- * whose delete hooks run synchronously inside that index transaction. This answers, synchronously and
- * on the same `sdk-apis` database, the ids of the SDKs that attach an API, for the hook that refuses
- * the deletion (registry.ts). Once deletion is a port transaction it calls `tx.sdks.sdksUsingApi`.
- */
-export function sdksUsingApiNow(root: RootDatabase<any, Key>): (apiId: string) => string[] {
-  const { sdkApis } = environmentOn(root).sdks
-  return (apiId) => [...sdkApis.getKeys({ ...sdkKeys.sdkApiRange(apiId) })].map((key) => (key as string[])[1])
-}

@@ -46,12 +46,12 @@ t.test('a storage written by today\'s index is read and extended by the port\'s 
   t.same(after.listResources(org.id, 'api', { offset: 0, limit: 10 }).items.map((r) => r.id), [other.id, api.id])
   t.equal(after.listResources(org.id, 'api', { offset: 0, limit: 10 }).total, 2, 'the counts the adapter kept')
   // The index journals on after the adapter: the same counter, entries and history.
-  await after.deleteResource(other.id)
+  await after.updateResource(other.id, (current) => ({ ...current, name: 'Other API' }))
   const reopened = new LmdbStorage(directory)
   t.teardown(() => reopened.close())
   t.same((await mirroredVersions(reopened.read)).map((v) => v.id), [after.getVersion(api.id, 1)!.id, after.getVersion(api.id, 2)!.id, third.id], 'the history\'s versions, the index\'s entries among them')
   const pending = await reopened.read.mirror.pending(10)
-  t.same(pending.map((entry) => [entry.seq, entry.change]), [[1, 'create'], [2, 'version'], [3, 'version'], [4, 'version'], [5, 'delete']],
+  t.same(pending.map((entry) => [entry.seq, entry.change]), [[1, 'create'], [2, 'version'], [3, 'version'], [4, 'version'], [5, 'update']],
     'one sequence across both writers')
-  t.same((await reopened.read.mirror.history(org.id, journaled)).map((entry) => entry.change), ['version', 'delete'], 'the history kept by both')
+  t.same((await reopened.read.mirror.history(org.id, journaled)).map((entry) => entry.change), ['version', 'update'], 'the history kept by both')
 })

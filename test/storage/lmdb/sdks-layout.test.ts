@@ -8,7 +8,6 @@ import t from 'tap'
 import { openEnvironment } from '../../../src/storage/lmdb/databases.js'
 import { LmdbSdkSecrets } from '../../../src/storage/lmdb/sdk-secrets.js'
 import { LmdbStorage } from '../../../src/storage/lmdb/storage.js'
-import { sdksUsingApiNow } from '../../../src/storage/lmdb/sdks.js'
 import { FsBlobStore } from '../../../src/store/fs-blob-store.js'
 import { sdkKeys } from '../../../src/store/layout.js'
 import { tempDir } from '../../temp.js'
@@ -84,7 +83,7 @@ t.test("SDKs, repositories, builds, the queue, logs and artifacts written as the
   t.same([...db.buildQueue.getKeys()], [third.id], 'the queue as the old store kept it')
   t.equal(db.sdkBuilds.get(sdkKeys.sdkBuild(old.id, third.id)), null)
   t.equal(db.buildOrder.get(sdkKeys.buildOrder(org.id, third.id)), null)
-  t.same(sdksUsingApiNow(after.root)(api.id), [old.id], "the delete hook's synchronous read")
+  t.same([...db.sdkApis.getKeys({ ...sdkKeys.sdkApiRange(api.id) })].map((key) => (key as string[])[1]), [old.id], 'the API → SDK index as the old store kept it')
 })
 
 t.test("the output repositories' tokens as a SecretHolder: listed with their organization, replaced only while still the one expected", async (t) => {
