@@ -139,11 +139,8 @@ function fairness(env: NodeJS.ProcessEnv, workers: number): Omit<FairnessLimits,
 function refusePostgresMode(url: string | undefined): void {
   if (!url) return
   throw new ConfigError('REGISTRY_DATABASE_URL is set, but this release cannot serve from PostgreSQL yet: '
-    + 'organizations, keys, resources, versions, uploads, the resource views, the public registry, lint and diff results, '
-    + 'console sessions and outbound webhooks are on the storage port, while deleting resources, '
-    + 'search, documentation sites, SDKs and builds, '
-    + 'repository sync and its inbound webhooks, the git mirror, and backup, verify '
-    + 'and gc still keep their state in the storage directory only. Unset REGISTRY_DATABASE_URL to serve from '
+    + 'everything the registry stores is on the storage port, but the sealed secrets and backup still need '
+    + 'the storage directory, and the server does not open the PostgreSQL adapter yet. Unset REGISTRY_DATABASE_URL to serve from '
     + 'REGISTRY_STORAGE (docs/storage.md); nothing was written to the database')
 }
 
