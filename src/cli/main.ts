@@ -145,10 +145,10 @@ key.command('revoke <key-id>').description('revoke a key: the next request with 
   }))
 
 program.command('backup <dest-dir>').description('write a consistent, restorable copy of the storage directory')
-  .action(async (destination: string) => withStore(async (index) => {
+  .action(async (destination: string) => withStore(async (_index, _blobs, port) => {
     const [{ backupStorage }, storage] = await Promise.all([import('../domain/maintenance.js'), storageDir()])
     const target = resolve(destination)
-    const result = await withProgress('backup', (progress) => backupStorage(index, storage, target, progress))
+    const result = await withProgress('backup', (progress) => backupStorage(port, storage, target, progress))
     output({ destination: target, ...result }, [`backup written to ${target} (${result.blobs} blobs)`])
   }))
 

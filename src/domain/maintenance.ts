@@ -4,7 +4,8 @@ import { copyFile, mkdir, readdir } from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
 import { canonicalJson, checksumOf } from '../documents/canonical.js'
 import { parseDocumentText } from '../documents/parse.js'
-import type { BlobRef, BlobStore, RegistryIndex } from '../store/interfaces.js'
+import { RegistryError } from '../errors.js'
+import type { BlobRef, BlobStore } from '../store/interfaces.js'
 import type { ReadStores, Storage } from '../storage/port.js'
 import type { MirrorVersion, VersionRecord } from '../storage/records.js'
 import { NO_PROGRESS, type ProgressListener } from './progress.js'
@@ -129,13 +130,14 @@ async function listBlobs(blobs: BlobStore, progress: ProgressListener): Promise<
  * snapshot names is already on disk when the copy of the blobs starts.
  */
 export async function backupStorage(
-  index: RegistryIndex, storage: string, destination: string, progress: ProgressListener = NO_PROGRESS,
+  port: Storage, storage: string, destination: string, progress: ProgressListener = NO_PROGRESS,
 ): Promise<{ blobs: number }> {
+  if (!port.snapshot) throw new RegistryError('invalid_request', 'a registry on PostgreSQL is backed up with pg_dump (docs/storage.md), not registry backup')
   await mkdir(destination, { recursive: true })
   const existing = await readdir(destination)
   if (existing.length > 0) throw new Error(`backup destination ${destination} is not empty`)
   progress('index snapshot', 0, 1)
-  await index.backup(join(destination, 'index'))
+  await port.snapshot(join(destination, 'index'))
   progress('index snapshot', 1, 1)
   const files = await filesUnder(join(storage, 'blobs'))
   const made = new Set<string>()

@@ -33,6 +33,12 @@ export interface Storage {
   /** Called after a commit that appended to the mirror journal (the mirror writer's nudge). */
   onCommit(listener: (what: { journal: boolean }) => void): void
   close(): Promise<void>
+  /**
+   * Writes a consistent copy of the stored records to `directory` while writers go on (`registry
+   * backup`; blobs are copied by the caller). Only the LMDB adapter has it: a PostgreSQL registry is
+   * backed up with `pg_dump` (docs/storage.md).
+   */
+  snapshot?(directory: string): Promise<void>
 }
 
 /** The repositories as seen inside a transaction: reads see the transaction's own writes. */

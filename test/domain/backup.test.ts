@@ -23,7 +23,7 @@ t.test('a blob removed during the copy is left out, the others are copied', asyn
   const blobs = readdirSync(shards).flatMap((shard) => readdirSync(join(shards, shard)).map((name) => join(shards, shard, name))).sort()
   t.equal(blobs.length, 3)
   const phases: string[] = []
-  const result = await backupStorage(s.registry.index, s.storage, destination, (phase, done, total) => {
+  const result = await backupStorage(s.registry.storage, s.storage, destination, (phase, done, total) => {
     phases.push(`${phase} ${done}/${total}`)
     // After the first copy, the last blob goes, as a concurrent gc would remove it.
     if (phase === 'copying blobs' && done === 1) rmSync(blobs[2])

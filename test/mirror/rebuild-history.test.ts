@@ -75,7 +75,7 @@ t.test('a rebuilt mirror has the continuous mirror\'s commits: renames, deletion
   ], 'the continuous mirror: one commit per change')
 
   // The copy holds the index and the blobs, not the repository: its first start rebuilds it.
-  await backupStorage(s.registry.index, live, copy)
+  await backupStorage(s.registry.storage, live, copy)
   const restored = await startMirrorServer({ storage: copy })
   t.teardown(() => restored.close())
   await restored.settle()

@@ -2,6 +2,9 @@
  * The LMDB adapter of the storage port: today's environment (`<storage>/index`) and file blob store
  * (`<storage>/blobs`), with optimistic transactions (transaction-view.ts).
  */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { INDEX_FILE } from '../../store/lmdb-index.js'
 import { FsBlobStore } from '../../store/fs-blob-store.js'
 import type { ReadStores, Storage, Stores } from '../port.js'
 import type { BlobStore } from '../records.js'
@@ -97,6 +100,11 @@ export class LmdbStorage implements Storage {
 
   onCommit(listener: (what: { journal: boolean }) => void): void {
     this.listeners.push(listener)
+  }
+
+  async snapshot(directory: string): Promise<void> {
+    mkdirSync(directory, { recursive: true })
+    await this.environment.root.backup(join(directory, INDEX_FILE), true)
   }
 
   async close(): Promise<void> {
