@@ -39,7 +39,7 @@ async function start(context: StartupContext): Promise<void> {
     // Tokens and webhook secrets an earlier version stored in plaintext are sealed now.
     const sealed = await registry.secrets.sealPlaintext()
     app = await buildApp(registry, config, { metrics })
-    logSecrets(app.log, keys, sealed, registry.secrets.inventory().needs_reentry)
+    logSecrets(app.log, keys, sealed, (await registry.secrets.inventory()).needs_reentry)
     // Listening on 0.0.0.0, Fastify logs each interface as where the server can be reached; the line
     // below says what it listens on.
     await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `reachable at ${address}` })

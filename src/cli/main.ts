@@ -153,11 +153,11 @@ program.command('backup <dest-dir>').description('write a consistent, restorable
   }))
 
 program.command('verify').description('check every blob against its checksum and every version against the blobs')
-  .action(async () => withStore(async (index, blobs, storage) => {
+  .action(async () => withStore(async (_index, blobs, storage) => {
     const [{ verifyStorage }, { secretsLines, secretsReport }] = await Promise.all([import('../domain/maintenance.js'), import('./stored-secrets.js')])
     const report = await withProgress('verify', (progress) => verifyStorage(storage, blobs, progress))
     // Secrets to enter again are reported, not failed on: the storage is whole, the key is the operator's.
-    const secrets = secretsReport(index, await storageDir())
+    const secrets = await secretsReport(storage, await storageDir())
     output({ ...report, secrets: { key: secrets.key, ...secrets.inventory } },
       [...report.problems, ...secretsLines(secrets), `${report.ok ? 'ok' : 'FAILED'}: ${report.blobs} blobs, ${report.versions} versions, ${report.problems.length} problems`])
     if (!report.ok) process.exitCode = 1

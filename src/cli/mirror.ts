@@ -26,9 +26,9 @@ async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs:
   const outbound = OutboundPolicy.of(loadConfig().outboundHosts)
   const index = new LmdbIndex(`${storage}/index`)
   const blobs = new FsBlobStore(storage)
-  // set-remote seals the token with the secret key the server uses (the same environment).
-  const { secrets } = openSecrets(index, storage)
   const port = new LmdbStorage({ root: index.root, blobs })
+  // set-remote seals the token with the secret key the server uses (the same environment).
+  const { secrets } = await openSecrets(port, storage)
   const mirror = new Mirror(port, blobs, { storage, outbound, secrets })
   try {
     return await action(mirror, new Organizations(port))

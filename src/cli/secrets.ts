@@ -2,21 +2,22 @@
  * `registry secrets …`: the secret key that seals the tokens and webhook secrets the registry keeps
  * (docs/security.md). `status` says where the key is and which secrets must be entered again; `rotate`
  * seals every secret with a new key, safely while the server runs; `new-key` prints a fresh key. The
- * index and the key source are imported by the actions only (see main.ts).
+ * storage port and the key source are imported by the actions only (see main.ts).
  */
 import { readFileSync } from 'node:fs'
 import type { Command } from 'commander'
-import type { LmdbIndex } from '../store/lmdb-index.js'
+import type { Storage } from '../storage/port.js'
 import { keyId } from '../store/secret-keyring.js'
 import type { CliContext } from './mirror.js'
 
-async function withIndex<T>(context: CliContext, action: (index: LmdbIndex, storage: string) => Promise<T>): Promise<T> {
-  const [{ LmdbIndex }, storage] = await Promise.all([import('../store/lmdb-index.js'), context.storageDir()])
-  const index = new LmdbIndex(`${storage}/index`)
+/** The storage port's LMDB adapter on the storage directory (docs/storage.md), open while `action` runs. */
+async function withStorage<T>(context: CliContext, action: (storage: Storage, storageDir: string) => Promise<T>): Promise<T> {
+  const [{ LmdbStorage }, storageDir] = await Promise.all([import('../storage/lmdb/storage.js'), context.storageDir()])
+  const storage = new LmdbStorage(storageDir)
   try {
-    return await action(index, storage)
+    return await action(storage, storageDir)
   } finally {
-    await index.close()
+    await storage.close()
   }
 }
 
@@ -24,9 +25,9 @@ export function registerSecretsCommands(program: Command, context: CliContext): 
   const secrets = program.command('secrets').description('the secret key that seals stored tokens and webhook secrets')
 
   secrets.command('status').description('where the secret key is, and which stored secrets must be entered again')
-    .action(async () => withIndex(context, async (index, storage) => {
+    .action(async () => withStorage(context, async (storage, storageDir) => {
       const { secretsLines, secretsReport } = await import('./stored-secrets.js')
-      const report = secretsReport(index, storage)
+      const report = await secretsReport(storage, storageDir)
       context.output({ key: report.key, ...report.inventory }, secretsLines(report))
     }))
 
@@ -40,9 +41,9 @@ export function registerSecretsCommands(program: Command, context: CliContext): 
   secrets.command('rotate').description('seal every stored secret with a new key (safe while the server runs)')
     .option('--new-key-file <file>', 'the new key (as `secrets new-key` prints it): put first in the configured key file, the old keys kept after it')
     .option('--retire-old-keys', 'then remove every other key from the key file (backups made before need the old file to open their secrets)')
-    .action(async (options: { newKeyFile?: string; retireOldKeys?: boolean }) => withIndex(context, async (index, storage) => {
+    .action(async (options: { newKeyFile?: string; retireOldKeys?: boolean }) => withStorage(context, async (storage, storageDir) => {
       const [{ openSecrets, reentryLine, retireOtherKeys }, { parseSecretKeys, writeKeyFile }] = await Promise.all([import('./stored-secrets.js'), import('../secret-key-source.js')])
-      const { secrets: stored, keys } = openSecrets(index, storage)
+      const { secrets: stored, keys } = await openSecrets(storage, storageDir)
       const keyFile = keys.setting.from === 'env' ? undefined : keys.location
       if ((options.newKeyFile || options.retireOldKeys) && !keyFile) {
         throw new Error('the secret key comes from REGISTRY_SECRET_KEY, which this command cannot change: put the new key first in it '
@@ -56,7 +57,7 @@ export function registerSecretsCommands(program: Command, context: CliContext): 
       }
       const result = await stored.rotate()
       let retired: string[] = []
-      if (options.retireOldKeys && keyFile) retired = retireOtherKeys(keyFile, stored)
+      if (options.retireOldKeys && keyFile) retired = await retireOtherKeys(keyFile, stored)
       context.output({ ...result, key_location: keys.location, retired }, [
         `sealed ${result.resealed} secret(s) with key ${result.key_id}; ${result.current} are sealed with it now`,
         ...result.needs_reentry.map((secret) => `enter again: ${reentryLine(secret)}`),

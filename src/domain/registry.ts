@@ -121,7 +121,7 @@ export class Registry {
     // An API's delete takes it off the sites that list it, in the delete's transaction.
     this.resources.deleteHooks.push(async (tx, resource, at) => { if (resource.kind === 'api') await tx.sites.dropApi(resource.id, at) })
     this.publicIndex = new PublicIndex(storage, this.sites, this.publicRegistry)
-    this.secrets = Secrets.of(index, secretKeys)
+    this.secrets = new Secrets(storage, secretKeys)
     this.sdks = new Sdks(storage, this.secrets, outbound)
     const report = eventReporter(storage)
     this.deliverer = new WebhookDeliverer(storage, {

@@ -6,16 +6,14 @@
  * A secret that does not open (the storage was restored without its key, or a value was moved to
  * another record) "needs re-entry": the rest of the registry works, the API shows
  * `token_status: "needs_reentry"` on the connection, target or mirror, and the owner sets it again.
+ *
+ * The stored values are read and replaced through the storage port's secrets section (each feature's
+ * records, on either adapter); each replacement is its own transaction, conditional on the value read.
  */
 import { RegistryError } from '../errors.js'
-import type { RegistryIndex } from '../store/interfaces.js'
-import { LmdbIndex } from '../store/lmdb-index.js'
-import { LmdbSdkSecrets } from '../storage/lmdb/sdk-secrets.js'
-import { LmdbMirrorSecrets } from '../storage/lmdb/mirror-secrets.js'
-import { LmdbRepositorySecrets } from '../storage/lmdb/repository-secrets.js'
-import { LmdbWebhookSecrets } from '../storage/lmdb/webhook-secrets.js'
+import type { Storage } from '../storage/port.js'
 import { SecretUnavailable, isSealed, type SecretKeyring, type StoredSecret, type UnavailableReason } from '../store/secret-keyring.js'
-import { describeSecret, secretAad, type SecretHolder, type SecretRef, type SecretSlot } from '../store/secret-slots.js'
+import { describeSecret, secretAad, type SecretRef, type SecretSlot } from '../store/secret-slots.js'
 
 /** What a view shows of a secret: none set, set and usable, or set but to be entered again. */
 export type SecretStatus = 'none' | 'stored' | 'needs_reentry'
@@ -67,13 +65,7 @@ function howToReenter(secret: SecretToReenter): string {
 const MAX_PASSES = 5
 
 export class Secrets {
-  constructor(readonly keyring: SecretKeyring, private readonly holders: SecretHolder[]) {}
-
-  /** The secrets of a storage directory's index: every store that keeps some. */
-  static of(index: RegistryIndex, keyring: SecretKeyring): Secrets {
-    const lmdb = LmdbIndex.require(index, 'secrets')
-    return new Secrets(keyring, [new LmdbRepositorySecrets(lmdb.root), new LmdbSdkSecrets(lmdb.root), new LmdbMirrorSecrets(lmdb.root), new LmdbWebhookSecrets(lmdb.root)])
-  }
+  constructor(private readonly storage: Storage, readonly keyring: SecretKeyring) {}
 
   /** The stored form of a secret given to the registry (null stays null). */
   seal(ref: SecretRef, plaintext: string | null | undefined): StoredSecret | null {
@@ -107,9 +99,9 @@ export class Secrets {
   }
 
   /** Every stored secret, counted by state; the ones to enter again listed. */
-  inventory(): SecretInventory {
+  async inventory(): Promise<SecretInventory> {
     const inventory: SecretInventory = { sealed: {}, plaintext: 0, needs_reentry: [] }
-    for (const { slot } of this.#slots()) {
+    for (const slot of await this.storage.read.secrets.slots()) {
       if (!isSealed(slot.value)) {
         inventory.plaintext += 1
         continue
@@ -124,9 +116,9 @@ export class Secrets {
   /** Seals the secrets an earlier version stored in plaintext (at start); answers how many. */
   async sealPlaintext(): Promise<number> {
     let sealed = 0
-    for (const { slot, holder } of [...this.#slots()]) {
+    for (const slot of await this.storage.read.secrets.slots()) {
       if (isSealed(slot.value)) continue
-      if (await holder.replaceSecret(slot.ref, slot.value, this.keyring.seal(slot.value, secretAad(slot.ref)))) sealed += 1
+      if (await this.#replace(slot, this.keyring.seal(slot.value, secretAad(slot.ref)))) sealed += 1
     }
     return sealed
   }
@@ -142,16 +134,16 @@ export class Secrets {
     let resealed = 0
     for (let pass = 1; pass <= MAX_PASSES; pass++) {
       let changed = 0
-      for (const { slot, holder } of [...this.#slots()]) {
+      for (const slot of await this.storage.read.secrets.slots()) {
         if (this.keyring.isCurrent(slot.value) || this.#unavailable(slot.ref, slot.value)) continue
         const aad = secretAad(slot.ref)
         const next = this.keyring.seal(this.keyring.open(slot.value, aad), aad)
-        if (await holder.replaceSecret(slot.ref, slot.value, next)) changed += 1
+        if (await this.#replace(slot, next)) changed += 1
       }
       resealed += changed
       if (changed === 0) break
     }
-    const inventory = this.inventory()
+    const inventory = await this.inventory()
     return { key_id: keyId, resealed, current: inventory.sealed[keyId] ?? 0, needs_reentry: inventory.needs_reentry }
   }
 
@@ -169,7 +161,8 @@ export class Secrets {
     return { ref: slot.ref, organization_id: slot.organization_id, what: describeSecret(slot.ref), reason: problem.reason, kid: problem.kid }
   }
 
-  * #slots(): Generator<{ slot: SecretSlot; holder: SecretHolder }> {
-    for (const holder of this.holders) for (const slot of holder.secretSlots()) yield { slot, holder }
+  /** The slot's value becomes `next` if it is still the one read (false: changed meanwhile, left as it now is). */
+  #replace(slot: SecretSlot, next: StoredSecret): Promise<boolean> {
+    return this.storage.transaction((tx) => tx.secrets.replace(slot.ref, slot.value, next))
   }
 }

@@ -13,9 +13,11 @@ import type { SdkReader, SdkStore } from './features/sdks.js'
 import type { SiteReader, SiteStore } from './features/sites.js'
 import type { TallyReader, TallyStore } from './features/tallies.js'
 import type { SearchReader, SearchStore } from './features/search.js'
+import type { SecretReader, SecretStore } from './features/secrets.js'
 
 export type { RepositoryReader, RepositoryStore, SdkReader, SdkStore, SiteReader, SiteStore, TallyReader, TallyStore }
 export type { SearchReader, SearchStore }
+export type { SecretReader, SecretStore }
 
 export interface Storage {
   readonly kind: 'lmdb' | 'postgres'
@@ -56,6 +58,7 @@ export interface Stores extends ReadStores {
   readonly repositories: RepositoryStore
   readonly tallies: TallyStore
   readonly search: SearchStore
+  readonly secrets: SecretStore
 }
 
 export interface ReadStores {
@@ -75,6 +78,8 @@ export interface ReadStores {
   readonly tallies: TallyReader
   /** What search finds in each document, by checksum (features/search.ts). */
   readonly search: SearchReader
+  /** The sealed secrets kept in the features' records, for their inventory and rotation (features/secrets.ts). */
+  readonly secrets: SecretReader
 }
 
 // ---------------------------------------------------------------- organizations and keys

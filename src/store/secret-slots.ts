@@ -1,6 +1,6 @@
 /**
- * Where the index keeps secrets: which record and field each one is (its additional authenticated
- * data), and what a store that keeps some offers to migrate and rotate them.
+ * Where the registry keeps secrets: which record and field each one is (its additional authenticated
+ * data). The storage port's secrets section lists and replaces them (src/storage/features/secrets.ts).
  */
 import type { StoredSecret } from './secret-keyring.js'
 
@@ -25,17 +25,6 @@ export interface SecretSlot {
   ref: SecretRef
   organization_id: string
   value: StoredSecret
-}
-
-/** A store that keeps secrets. */
-export interface SecretHolder {
-  /** Every secret it keeps, read as they are iterated. */
-  secretSlots(): Iterable<SecretSlot>
-  /**
-   * In one write transaction: sets the secret to `next` if the record still holds `expected` there
-   * (another process may have changed it meanwhile); answers whether it did.
-   */
-  replaceSecret(ref: SecretRef, expected: StoredSecret, next: StoredSecret): Promise<boolean>
 }
 
 /**

@@ -93,7 +93,7 @@ t.test('a sealed secret copied into another record is refused', async (t) => {
 
   const shown = json(await s.call({ method: 'GET', url: `/v1/apis/${other}/repository` })).data
   t.match(shown, { webhook_secret_status: 'needs_reentry' })
-  t.match(s.registry.secrets.inventory().needs_reentry, [{ reason: 'refused', ref: { api_id: other, field: 'webhook_secret' } }])
+  t.match((await s.registry.secrets.inventory()).needs_reentry, [{ reason: 'refused', ref: { api_id: other, field: 'webhook_secret' } }])
   const listen = await s.app.listen({ port: 0, host: '127.0.0.1' })
   t.equal(await webhookPing(listen, 'https://github.com/acme/other.git', 'own-secret-0123456789'), 401, 'it verifies nothing where it was copied')
   t.equal(await webhookPing(listen, 'https://github.com/acme/own.git', 'own-secret-0123456789'), 200, 'and still does where it belongs')

@@ -24,6 +24,7 @@ import { LmdbSdks } from './sdks.js'
 import { LmdbRepositories } from './repositories.js'
 import { LmdbSearch } from './search.js'
 import { LmdbTallies } from './tallies.js'
+import { LmdbSecrets } from './secrets.js'
 
 export interface LmdbStorageOptions {
   /** Bytes of documents kept in memory by the blob store. */
@@ -113,20 +114,24 @@ export class LmdbStorage implements Storage {
 
   private stores(access: LmdbAccess, journaled: () => void): Stores {
     const { index } = this.environment
+    const holders = {
+      mirror: new LmdbMirrorJournal(access, this.environment, journaled),
+      webhooks: new LmdbWebhooks(access, this.environment.port, index),
+      sdks: new LmdbSdks(access, this.environment),
+      repositories: new LmdbRepositories(access, this.environment),
+    }
     return {
+      ...holders,
       organizations: new LmdbOrganizations(access, index),
       keys: new LmdbKeys(access, index),
       resources: new LmdbResources(access, index),
       versions: new LmdbVersions(access, index),
-      mirror: new LmdbMirrorJournal(access, this.environment, journaled),
-      webhooks: new LmdbWebhooks(access, this.environment.port, index),
       results: new LmdbResults(access, index),
       sessions: new LmdbSessions(access, this.environment.sessions),
       sites: new LmdbSites(access, this.environment),
-      sdks: new LmdbSdks(access, this.environment),
-      repositories: new LmdbRepositories(access, this.environment),
       search: new LmdbSearch(access, this.environment.search),
       tallies: new LmdbTallies(access, index),
+      secrets: new LmdbSecrets(access, this.environment, holders),
     }
   }
 }

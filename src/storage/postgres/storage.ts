@@ -22,6 +22,7 @@ import { PgSdks } from './sdks.js'
 import { PgRepositories } from './repositories.js'
 import { PgSearch } from './search.js'
 import { PgTallies } from './tallies.js'
+import { PgSecrets } from './secrets.js'
 
 /** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
 const RETRIED = new Set(['40001', '40P01'])
@@ -96,20 +97,24 @@ export class PostgresStorage implements Storage {
   }
 
   private stores(sql: Sql, journaled: () => void): Stores {
+    const holders = {
+      mirror: new PgMirrorJournal(sql, journaled),
+      webhooks: new PgWebhooks(sql),
+      sdks: new PgSdks(sql),
+      repositories: new PgRepositories(sql),
+    }
     return {
+      ...holders,
       organizations: new PgOrganizations(sql),
       keys: new PgKeys(sql),
       resources: new PgResources(sql),
       versions: new PgVersions(sql),
-      mirror: new PgMirrorJournal(sql, journaled),
-      webhooks: new PgWebhooks(sql),
       results: new PgResults(sql),
       sessions: new PgSessions(sql),
       sites: new PgSites(sql),
-      sdks: new PgSdks(sql),
-      repositories: new PgRepositories(sql),
       search: new PgSearch(sql),
       tallies: new PgTallies(sql),
+      secrets: new PgSecrets(sql, holders),
     }
   }
 }

@@ -14,6 +14,7 @@ import type {
 import { mirrorContract } from './mirror.js'
 import { repositoryContract } from './repositories.js'
 import { sdkContract } from './sdks.js'
+import { secretContract } from './secrets.js'
 import { siteContract } from './sites.js'
 import { tallyContract } from './tallies.js'
 
@@ -448,4 +449,5 @@ export function storageContract(t: Test, open: OpenStorage): void {
   repositoryContract(t, open)
   tallyContract(t, open)
   mirrorContract(t, open)
+  secretContract(t, open)
 }

@@ -1,15 +1,15 @@
 /**
  * The LMDB adapter's sdks section reads and writes the databases and keys src/store/sdk-store.ts used
  * (`SDK_DATABASES`, `sdkKeys`): a storage written before the move is read as it is, and what the adapter
- * writes is where that store looked for it. And the output repositories' tokens as a SecretHolder.
+ * writes is where that store looked for it. And the output repositories' tokens through the port's secrets section.
  */
 import { rmSync } from 'node:fs'
 import t from 'tap'
 import { openEnvironment } from '../../../src/storage/lmdb/databases.js'
-import { LmdbSdkSecrets } from '../../../src/storage/lmdb/sdk-secrets.js'
 import { LmdbStorage } from '../../../src/storage/lmdb/storage.js'
 import { FsBlobStore } from '../../../src/store/fs-blob-store.js'
 import { sdkKeys } from '../../../src/store/layout.js'
+import type { SecretRef } from '../../../src/store/secret-slots.js'
 import { tempDir } from '../../temp.js'
 import { organization, resource } from '../contract/contract.js'
 import { sdk } from '../contract/sdks.js'
@@ -86,10 +86,10 @@ t.test("SDKs, repositories, builds, the queue, logs and artifacts written as the
   t.same([...db.sdkApis.getKeys({ ...sdkKeys.sdkApiRange(api.id) })].map((key) => (key as string[])[1]), [old.id], 'the API → SDK index as the old store kept it')
 })
 
-t.test("the output repositories' tokens as a SecretHolder: listed with their organization, replaced only while still the one expected", async (t) => {
+t.test("the output repositories' tokens as the secrets section reads them: listed with their organization, replaced in place only while still the one expected", async (t) => {
   const directory = tempDir()
   t.teardown(() => rmSync(directory, { recursive: true, force: true }))
-  // The storage on an environment opened here (as the registry shares LmdbIndex's), so the holder opens on the same root.
+  // The storage on an environment opened here (as the registry shares LmdbIndex's), so the test reads the same databases raw.
   const environment = openEnvironment(directory)
   const storage = new LmdbStorage({ root: environment.root, blobs: new FsBlobStore(directory) })
   t.teardown(() => environment.root.close())
@@ -105,12 +105,12 @@ t.test("the output repositories' tokens as a SecretHolder: listed with their org
     await tx.sdks.putRepository(repository('php', 'sealed-1'))
     await tx.sdks.putRepository(repository('typescript', null))
   })
-  const holder = new LmdbSdkSecrets(environment.root)
+  const replace = (ref: SecretRef, expected: string, next: string) => storage.transaction((tx) => tx.secrets.replace(ref, expected, next))
   const ref = { holder: 'sdk-output-repository' as const, sdk_id: pets.id, target: 'php', field: 'token' as const }
-  t.same([...holder.secretSlots()], [{ ref, organization_id: org.id, value: 'sealed-1' }], 'tokens only, with their organization')
-  t.equal(await holder.replaceSecret(ref, 'sealed-0', 'sealed-2'), false, 'not the value expected: left alone')
-  t.equal(await holder.replaceSecret({ ...ref, target: 'typescript' }, 'sealed-1', 'sealed-2'), false, 'no token there')
-  t.equal(await holder.replaceSecret({ holder: 'webhook-endpoint', endpoint_id: 'x', field: 'secret' }, 'sealed-1', 'sealed-2'), false, "another holder's")
-  t.equal(await holder.replaceSecret(ref, 'sealed-1', 'sealed-2'), true)
-  t.equal((await storage.read.sdks.repository(pets.id, 'php'))?.token, 'sealed-2')
+  t.same(await storage.read.secrets.slots(), [{ ref, organization_id: org.id, value: 'sealed-1' }], 'tokens only, with their organization')
+  t.equal(await replace(ref, 'sealed-0', 'sealed-2'), false, 'not the value expected: left alone')
+  t.equal(await replace({ ...ref, target: 'typescript' }, 'sealed-1', 'sealed-2'), false, 'no token there')
+  t.equal(await replace({ holder: 'webhook-endpoint', endpoint_id: 'x', field: 'secret' }, 'sealed-1', 'sealed-2'), false, 'no such record')
+  t.equal(await replace(ref, 'sealed-1', 'sealed-2'), true)
+  t.equal(environment.sdks.sdkRepositories.get(sdkKeys.sdkRepository(pets.id, 'php'))?.token, 'sealed-2', 'where the old store kept it')
 })
