@@ -9,6 +9,11 @@ export interface Config {
   port: number
   host: string
   storage: string
+  /**
+   * REGISTRY_DATABASE_URL: serve from this PostgreSQL database (docs/storage.md) instead of the storage
+   * directory's LMDB; the directory then holds only the git mirror's repositories, derived and rebuilt.
+   */
+  databaseUrl: string | undefined
   publicHost: string | undefined
   bodyLimit: number
   lintTimeoutMs: number
@@ -136,22 +141,29 @@ function fairness(env: NodeJS.ProcessEnv, workers: number): Omit<FairnessLimits,
  * keeps its state behind the storage port. Serving some features from PostgreSQL and the others from
  * the LMDB storage would answer from two states that disagree, so nothing is opened.
  */
-function refusePostgresMode(url: string | undefined): void {
-  if (!url) return
-  throw new ConfigError('REGISTRY_DATABASE_URL is set, but this release cannot serve from PostgreSQL yet: '
-    + 'everything the registry stores is on the storage port, but the sealed secrets and backup still need '
-    + 'the storage directory, and the server does not open the PostgreSQL adapter yet. Unset REGISTRY_DATABASE_URL to serve from '
-    + 'REGISTRY_STORAGE (docs/storage.md); nothing was written to the database')
+/** REGISTRY_DATABASE_URL: a PostgreSQL connection URL, or unset (the storage directory's LMDB). */
+function databaseUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new ConfigError('REGISTRY_DATABASE_URL must be a URL such as postgres://user:password@host:5432/registry')
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`REGISTRY_DATABASE_URL must be a postgres:// URL, not ${url.protocol}//…`)
+  }
+  return value
 }
 
 function readConfig(env: NodeJS.ProcessEnv): Config {
-  refusePostgresMode(env.REGISTRY_DATABASE_URL)
   const lintMemoryMb = integer('REGISTRY_LINT_MEMORY_MB', env.REGISTRY_LINT_MEMORY_MB, 4096, 64)
   const workers = integer('REGISTRY_WORKERS', env.REGISTRY_WORKERS, Math.max(1, Math.min(4, availableParallelism())), 1)
   return {
     port: integer('PORT', env.PORT, 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
     storage: resolve(env.REGISTRY_STORAGE || './storage'),
+    databaseUrl: databaseUrl(env.REGISTRY_DATABASE_URL),
     publicHost: env.REGISTRY_PUBLIC_HOST || undefined,
     bodyLimit: size('REGISTRY_BODY_LIMIT', env.REGISTRY_BODY_LIMIT, '64mb'),
     lintTimeoutMs: integer('REGISTRY_LINT_TIMEOUT_MS', env.REGISTRY_LINT_TIMEOUT_MS, 120_000, 1),

@@ -31,7 +31,7 @@ async function start(context: StartupContext): Promise<void> {
   checkStorage(config.storage)
   const metrics = new RegistryMetrics({ processMetrics: true })
   const keys = openSecretKeys(secretKeySetting(), config.storage)
-  const registry = Registry.open({ ...config, secretKeys: keys.keyring }, metrics)
+  const registry = await Registry.open({ ...config, secretKeys: keys.keyring }, metrics)
   let app
   try {
     const issued = await registry.organizations.bootstrap(config.bootstrapKey)
@@ -67,7 +67,7 @@ async function start(context: StartupContext): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
   const address = listeningAddress(app.server.address() as AddressInfo)
-  app.log.info({ address, storage: config.storage }, `registry listening on ${address}`)
+  app.log.info({ address, storage: config.databaseUrl ? 'postgresql' : config.storage }, `registry listening on ${address}`)
   if (!config.metricsToken) app.log.info(METRICS_LOOPBACK_NOTICE)
   // The git mirror's writer replays pending changes, then follows new ones. It starts once the server
   // answers: its first round checks every organization's repository, which on a large index (or after

@@ -59,6 +59,8 @@ const LMDB_ERRNO: Record<number, string> = { 1: 'EPERM', 13: 'EACCES', 30: 'EROF
 /** One line that says what went wrong and how to fix it, or undefined for a failure that is a bug. */
 export function explainStartupFailure(error: unknown, context: StartupContext = {}): string | undefined {
   if (error instanceof ConfigError) return `bad configuration: ${error.message}`
+  // PostgreSQL mode (docs/storage.md): the database cannot be reached, or a newer release migrated it.
+  if (error instanceof Error && (error.name === 'DatabaseUnavailable' || error.name === 'NewerSchemaError')) return error.message
   const failure = error as NodeJS.ErrnoException & { address?: string; port?: number }
   const code = typeof failure?.code === 'number' ? LMDB_ERRNO[failure.code] : failure?.code
   if (failure?.syscall === 'listen' || failure?.syscall === 'bind') return listenFailure(code, failure, context)

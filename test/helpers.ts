@@ -58,19 +58,19 @@ export async function startTestServer(options: {
   fairness?: RegistryOptions['fairness']
   /** The keys that seal stored secrets (default: testSecretKeys()). */
   secretKeys?: SecretKeyring
+  /** Serve from this PostgreSQL database instead of the storage directory's LMDB (test/support/postgres.ts makes one). */
+  databaseUrl?: string
 } = {}): Promise<TestServer> {
   const storage = options.storage ?? tempDir()
   const metrics = new RegistryMetrics()
-  const opened = Registry.open({
+  const registry = await Registry.open({
     storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
     outboundHosts: options.outboundHosts, referenceSplitBytes: options.referenceSplitBytes, fairness: options.fairness,
-    secretKeys: options.secretKeys ?? testSecretKeys(),
-  }, metrics)
-  const registry = options.wrapDocuments || options.wrapBlobs
-    ? new Registry(opened.index, options.wrapBlobs?.(opened.blobs) ?? opened.blobs,
-      options.wrapDocuments?.(opened.documents, metrics) ?? opened.documents, metrics, opened.outbound,
-      { splitAboveBytes: options.referenceSplitBytes, memoryMb: 1024 }, opened.secrets.keyring)
-    : opened
+    secretKeys: options.secretKeys ?? testSecretKeys(), databaseUrl: options.databaseUrl,
+  }, metrics, {
+    blobs: options.wrapBlobs,
+    documents: options.wrapDocuments && ((documents) => options.wrapDocuments!(documents, metrics)),
+  })
   const created = await registry.organizations.bySlug('acme')
     ? undefined
     : await registry.organizations.create('acme', 'Acme')

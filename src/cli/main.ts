@@ -10,8 +10,6 @@
 import { resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import type { Organizations } from '../domain/organizations.js'
-import type { FsBlobStore } from '../store/fs-blob-store.js'
-import type { LmdbIndex } from '../store/lmdb-index.js'
 import type { Storage } from '../storage/port.js'
 import { KEY_ROLES, type KeyRole } from '../store/records.js'
 import type { ImportResult } from './import.js'
@@ -72,10 +70,20 @@ async function withProgress<T>(command: string, work: (progress: ProgressBars['l
   }
 }
 
-/** The organizations and their keys, on the storage port of the storage directory (docs/storage.md). */
+/**
+ * The storage port the registry serves from: PostgreSQL when REGISTRY_DATABASE_URL is set and no
+ * `--storage` was given (docs/storage.md), else the LMDB adapter on the storage directory.
+ */
+async function openStorage(): Promise<Storage> {
+  const databaseUrl = globals().storage ? undefined : (await import('../config.js')).loadConfig().databaseUrl
+  if (databaseUrl) return (await import('../storage/postgres/storage.js')).PostgresStorage.open(databaseUrl)
+  return new (await import('../storage/lmdb/storage.js')).LmdbStorage(await usableStorage())
+}
+
+/** The organizations and their keys, on the storage port (docs/storage.md). */
 async function withOrganizations<T>(action: (organizations: Organizations) => Promise<T>): Promise<T> {
-  const [{ LmdbStorage }, { Organizations }] = await Promise.all([import('../storage/lmdb/storage.js'), import('../domain/organizations.js')])
-  const storage = new LmdbStorage(await usableStorage())
+  const { Organizations } = await import('../domain/organizations.js')
+  const storage = await openStorage()
   try {
     return await action(new Organizations(storage))
   } finally {
@@ -83,20 +91,13 @@ async function withOrganizations<T>(action: (organizations: Organizations) => Pr
   }
 }
 
-/** Opens only the storage (the index, its port adapter and the blobs): the commands that need no worker threads. */
-async function withStore<T>(action: (index: LmdbIndex, blobs: FsBlobStore, storage: Storage) => Promise<T>): Promise<T> {
-  const [{ LmdbIndex }, { FsBlobStore }, { LmdbStorage }] = await Promise.all([
-    import('../store/lmdb-index.js'), import('../store/fs-blob-store.js'), import('../storage/lmdb/storage.js'),
-  ])
-  const directory = await usableStorage()
-  const index = new LmdbIndex(`${directory}/index`)
-  const blobs = new FsBlobStore(directory)
-  const storage = new LmdbStorage({ root: index.root, blobs })
+/** Opens only the storage port (with its blobs): the commands that need no worker threads. */
+async function withStore<T>(action: (storage: Storage) => Promise<T>): Promise<T> {
+  const storage = await openStorage()
   try {
-    return await action(index, blobs, storage)
+    return await action(storage)
   } finally {
     await storage.close()
-    await index.close()
   }
 }
 
@@ -145,7 +146,7 @@ key.command('revoke <key-id>').description('revoke a key: the next request with 
   }))
 
 program.command('backup <dest-dir>').description('write a consistent, restorable copy of the storage directory')
-  .action(async (destination: string) => withStore(async (_index, _blobs, port) => {
+  .action(async (destination: string) => withStore(async (port) => {
     const [{ backupStorage }, storage] = await Promise.all([import('../domain/maintenance.js'), storageDir()])
     const target = resolve(destination)
     const result = await withProgress('backup', (progress) => backupStorage(port, storage, target, progress))
@@ -153,9 +154,9 @@ program.command('backup <dest-dir>').description('write a consistent, restorable
   }))
 
 program.command('verify').description('check every blob against its checksum and every version against the blobs')
-  .action(async () => withStore(async (_index, blobs, storage) => {
+  .action(async () => withStore(async (storage) => {
     const [{ verifyStorage }, { secretsLines, secretsReport }] = await Promise.all([import('../domain/maintenance.js'), import('./stored-secrets.js')])
-    const report = await withProgress('verify', (progress) => verifyStorage(storage, blobs, progress))
+    const report = await withProgress('verify', (progress) => verifyStorage(storage, storage.blobs, progress))
     // Secrets to enter again are reported, not failed on: the storage is whole, the key is the operator's.
     const secrets = await secretsReport(storage, await storageDir())
     output({ ...report, secrets: { key: secrets.key, ...secrets.inventory } },
@@ -165,9 +166,9 @@ program.command('verify').description('check every blob against its checksum and
 
 program.command('gc').description('remove blobs that no version references, and temporary files a crash left')
   .option('--grace-minutes <n>', 'keep blobs younger than this (an upload writes its blob before committing)', '15')
-  .action(async (options: { graceMinutes: string }) => withStore(async (_index, blobs, storage) => {
+  .action(async (options: { graceMinutes: string }) => withStore(async (storage) => {
     const { collectGarbage } = await import('../domain/maintenance.js')
-    const result = await withProgress('gc', (progress) => collectGarbage(storage, blobs, Number(options.graceMinutes) * 60_000, progress))
+    const result = await withProgress('gc', (progress) => collectGarbage(storage, storage.blobs, Number(options.graceMinutes) * 60_000, progress))
     output(result, [`removed ${result.removed} blobs, freed ${result.bytesFreed} bytes`])
   }))
 
@@ -175,7 +176,7 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
   .requiredOption('--org <slug>', 'organization slug')
   .action(async (directory: string, options: { org: string }) => {
     const [{ loadConfig }, { Registry }, { importFile, listImportFiles }] = await Promise.all([import('../config.js'), import('../domain/registry.js'), import('./import.js')])
-    const registry = Registry.open({ ...loadConfig(), storage: await usableStorage() })
+    const registry = await Registry.open({ ...loadConfig(), storage: await usableStorage() })
     try {
       const organization = await registry.organizations.requireBySlug(options.org)
       const actor = { organization, keyId: 'cli', role: 'admin' as const }
@@ -201,8 +202,8 @@ program.command('import <dir>').description('upload every OpenAPI, JSON Schema a
     }
   })
 
-registerMirrorCommands(program, { storageDir: usableStorage, output, withProgress })
-registerSecretsCommands(program, { storageDir: usableStorage, output, withProgress })
+registerMirrorCommands(program, { storageDir: usableStorage, openStorage, output, withProgress })
+registerSecretsCommands(program, { storageDir: usableStorage, openStorage, output, withProgress })
 registerRemoteCommands(program, globals)
 
 program.parseAsync(process.argv).catch(async (error: Error & { code?: string }) => {

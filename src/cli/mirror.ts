@@ -6,11 +6,17 @@ import type { Command } from 'commander'
 import type { Mirror } from '../domain/mirror.js'
 import type { ProgressListener } from '../domain/progress.js'
 import type { Organizations } from '../domain/organizations.js'
+import type { Storage } from '../storage/port.js'
 import type { OrganizationRecord } from '../store/records.js'
 
 export interface CliContext {
   /** The storage directory, checked (the configuration is read only when a command needs it). */
   storageDir: () => Promise<string>
+  /**
+   * The storage port the registry serves from: PostgreSQL when REGISTRY_DATABASE_URL is set (and no
+   * `--storage` was given), else the LMDB adapter on the storage directory. The caller closes it.
+   */
+  openStorage: () => Promise<Storage>
   output: (json: unknown, lines: string[]) => void
   /** Runs long work with progress bars on a terminal (see progress.ts). */
   withProgress: <T>(command: string, work: (progress: ProgressListener | undefined) => Promise<T>) => Promise<T>
@@ -18,24 +24,21 @@ export interface CliContext {
 
 /** Opens the index and the mirror (without starting its writer), runs `action`, closes both. */
 async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs: Organizations) => Promise<T>): Promise<T> {
-  const [storage, { loadConfig }, { Mirror }, { OutboundPolicy }, { Organizations }, { FsBlobStore }, { LmdbIndex }, { LmdbStorage }, { openSecrets }] = await Promise.all([
+  const [storage, { loadConfig }, { Mirror }, { OutboundPolicy }, { Organizations }, { openSecrets }] = await Promise.all([
     context.storageDir(), import('../config.js'), import('../domain/mirror.js'), import('../domain/outbound.js'), import('../domain/organizations.js'),
-    import('../store/fs-blob-store.js'), import('../store/lmdb-index.js'), import('../storage/lmdb/storage.js'), import('./stored-secrets.js'),
+    import('./stored-secrets.js'),
   ])
   // set-remote refuses a host REGISTRY_OUTBOUND_HOSTS does not allow, like PUT /v1/mirror.
   const outbound = OutboundPolicy.of(loadConfig().outboundHosts)
-  const index = new LmdbIndex(`${storage}/index`)
-  const blobs = new FsBlobStore(storage)
-  const port = new LmdbStorage({ root: index.root, blobs })
+  const port = await context.openStorage()
   // set-remote seals the token with the secret key the server uses (the same environment).
   const { secrets } = await openSecrets(port, storage)
-  const mirror = new Mirror(port, blobs, { storage, outbound, secrets })
+  const mirror = new Mirror(port, port.blobs, { storage, outbound, secrets })
   try {
     return await action(mirror, new Organizations(port))
   } finally {
     await mirror.close()
     await port.close()
-    await index.close()
   }
 }
 

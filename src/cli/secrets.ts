@@ -10,10 +10,10 @@ import type { Storage } from '../storage/port.js'
 import { keyId } from '../store/secret-keyring.js'
 import type { CliContext } from './mirror.js'
 
-/** The storage port's LMDB adapter on the storage directory (docs/storage.md), open while `action` runs. */
+/** The storage port (docs/storage.md), open while `action` runs. */
 async function withStorage<T>(context: CliContext, action: (storage: Storage, storageDir: string) => Promise<T>): Promise<T> {
-  const [{ LmdbStorage }, storageDir] = await Promise.all([import('../storage/lmdb/storage.js'), context.storageDir()])
-  const storage = new LmdbStorage(storageDir)
+  const storageDir = await context.storageDir()
+  const storage = await context.openStorage()
   try {
     return await action(storage, storageDir)
   } finally {

@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import type { Config } from '../config.js'
 import { DocumentWorkers, type WorkerObserver } from '../documents/pool.js'
 import { currentTenant } from '../documents/fair-scheduler.js'
@@ -7,11 +6,10 @@ import { WebhookDeliverer } from './events/deliverer.js'
 import { WebhookEndpoints } from './events/endpoints.js'
 import { eventReporter } from './events/outbox.js'
 import { deliveredData } from './events/payloads.js'
-import { FsBlobStore } from '../store/fs-blob-store.js'
-import type { BlobStore, RegistryIndex } from '../store/interfaces.js'
-import { LmdbIndex } from '../store/lmdb-index.js'
+import type { BlobStore } from '../store/interfaces.js'
 import type { Storage } from '../storage/port.js'
 import { LmdbStorage } from '../storage/lmdb/storage.js'
+import { PostgresStorage } from '../storage/postgres/storage.js'
 import type { DocumentProcessor } from './documents.js'
 import { NO_METRICS, type DomainMetrics } from './metrics.js'
 import { Organizations } from './organizations.js'
@@ -40,13 +38,19 @@ import { SecretKeyring } from '../store/secret-keyring.js'
 import { openSecretKeys, secretKeySetting } from '../secret-key-source.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
-  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes' | 'fairness' | 'webhookTimeoutMs'>>
+  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes' | 'fairness' | 'webhookTimeoutMs' | 'databaseUrl'>>
   & {
     /** The keys that seal the secrets the registry keeps; default: the ones the environment names (secret-key-source.ts). */
     secretKeys?: SecretKeyring
   }
 
-/** The whole domain, wired to a storage directory. */
+/** What a test puts between the registry and its blobs or document workers (faults, counts). */
+export interface RegistryWrappers {
+  blobs?: (blobs: BlobStore) => BlobStore
+  documents?: (documents: DocumentProcessor) => DocumentProcessor
+}
+
+/** The whole domain, wired to its storage: LMDB in a storage directory, or PostgreSQL (docs/storage.md). */
 export class Registry {
   readonly organizations: Organizations
   /** Console sign-in sessions, opened with a key (issue 17). */
@@ -83,8 +87,8 @@ export class Registry {
   #closed = false
 
   constructor(
-    readonly index: RegistryIndex,
-    readonly blobs: BlobStore,
+    /** The storage port (docs/storage.md): everything the registry stores. */
+    readonly storage: Storage,
     readonly documents: DocumentProcessor,
     metrics: DomainMetrics = NO_METRICS,
     /** REGISTRY_OUTBOUND_HOSTS: where sync, SDK delivery and mirror pushes may connect (default: any public host, no internal one). */
@@ -96,16 +100,10 @@ export class Registry {
     reference: { splitAboveBytes?: number; memoryMb?: number } = {},
     /** Default: a random key kept in memory only, for registries that are not reopened (tests). */
     secretKeys: SecretKeyring = SecretKeyring.ephemeral(),
-    /**
-     * The storage port (docs/storage.md), which features are moving onto; by default the LMDB adapter
-     * on the index's own environment and on `blobs`, so both see one state.
-     */
-    readonly storage: Storage = new LmdbStorage({ root: LmdbIndex.require(index, 'the storage port').root, blobs }, {
-      // One commit queue per organization: another organization's upload never waits behind a burst.
-      laneOf: () => currentTenant()?.organization ?? '',
-    }),
     /** Outbound events: the longest attempt to deliver one (REGISTRY_WEBHOOK_TIMEOUT_MS). */
     events: { timeoutMs?: number } = {},
+    /** The documents' blobs; default: the storage's (a test may put a faulty one in between). */
+    readonly blobs: BlobStore = storage.blobs,
   ) {
     this.organizations = new Organizations(storage)
     this.sessions = new Sessions(storage, this.organizations)
@@ -144,22 +142,32 @@ export class Registry {
     })
   }
 
-  /** Opens a storage directory; `metrics` (optional) hears about the domain's work and the workers'. */
-  static open(options: RegistryOptions, metrics?: DomainMetrics & WorkerObserver): Registry {
+  /**
+   * Opens the registry's storage: PostgreSQL when `databaseUrl` is set (migrated first), else the LMDB
+   * environment and blob files of the storage directory. The storage directory also holds the git
+   * mirror's repositories, which are derived from the stored records and rebuilt from them.
+   * `metrics` (optional) hears about the domain's work and the workers'.
+   */
+  static async open(options: RegistryOptions, metrics?: DomainMetrics & WorkerObserver, wrap: RegistryWrappers = {}): Promise<Registry> {
     const outbound = OutboundPolicy.of(options.outboundHosts ?? []) // a bad entry throws before anything is opened
     const secretKeys = options.secretKeys ?? openSecretKeys(secretKeySetting(), options.storage).keyring // so does a bad key
     mkdirSync(options.storage, { recursive: true })
-    const index = new LmdbIndex(join(options.storage, 'index'))
-    const blobs = new FsBlobStore(options.storage, { cacheBytes: options.documentCacheBytes })
-    const documents = new DocumentWorkers({
+    // One commit queue per organization: another organization's upload never waits behind a burst.
+    const laneOf = () => currentTenant()?.organization ?? ''
+    const storage: Storage = options.databaseUrl
+      ? await PostgresStorage.open(options.databaseUrl, { laneOf })
+      : new LmdbStorage(options.storage, { documentCacheBytes: options.documentCacheBytes, laneOf })
+    const pool = new DocumentWorkers({
       threads: options.workers, timeoutMs: options.lintTimeoutMs, memoryMb: options.lintMemoryMb,
       maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics, fairness: options.fairness,
     })
-    const registry = new Registry(index, blobs, documents, metrics, outbound, {
+    const documents = wrap.documents?.(pool) ?? pool
+    const blobs = wrap.blobs?.(storage.blobs) ?? storage.blobs
+    const registry = new Registry(storage, documents, metrics, outbound, {
       splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,
-    }, secretKeys, undefined, { timeoutMs: options.webhookTimeoutMs })
+    }, secretKeys, { timeoutMs: options.webhookTimeoutMs }, blobs)
     // The port's journaled commits nudge the writer (Mirror hears them).
-    registry.mirror = new Mirror(registry.storage, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
+    registry.mirror = new Mirror(storage, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
     return registry
   }
 
@@ -187,6 +195,5 @@ export class Registry {
     await this.documents.close()
     await this.referenceParts.close()
     await this.storage.close()
-    await this.index.close()
   }
 }

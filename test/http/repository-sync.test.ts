@@ -321,7 +321,7 @@ t.test('deleting the API removes its connection', async (t) => {
   const api = await createApi('Deleted')
   await connect(api, { url: 'https://github.com/acme/deleted.git', path: 'a.yaml' })
   t.equal((await s.call({ method: 'DELETE', url: `/v1/apis/${api}` })).statusCode, 204)
-  t.equal(s.registry.index.getResource(api), undefined)
+  t.equal(await s.registry.storage.read.resources.get(api), undefined)
   const store = s.registry.storage.read.repositories
   t.equal(await store.get(api), undefined, 'the connection is gone')
   t.same(await store.byRepository('github.com/acme/deleted'), [], 'and so is its webhook index entry')

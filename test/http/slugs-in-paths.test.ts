@@ -103,10 +103,12 @@ t.test('ids and slugs cannot collide: ULID-shaped slugs are refused, and ULID-sh
 
   // A slug stored before the rule can still be ULID-shaped: it resolves, unless a resource has it as id.
   const b = (await call(s, 'POST', '/v1/apis', { name: 'B' })).body.data
-  await s.registry.index.updateResource(b.id, (current) => ({ ...current, slug: digits }))
+  // Written through the storage port as an earlier release could have stored it.
+  const stored = (await s.registry.storage.read.resources.get(b.id))!
+  await s.registry.storage.transaction((tx) => tx.resources.update({ ...stored, slug: digits }))
   t.equal((await call(s, 'GET', `/v1/apis/${digits}`)).body.data.id, b.id, 'an old ULID-shaped slug still resolves')
-  const record = s.registry.index.getResource(b.id)!
-  await s.registry.index.createResource({ ...record, id: digits, slug: 'c', name: 'C' }, 'explicit')
+  const record = (await s.registry.storage.read.resources.get(b.id))!
+  await s.registry.storage.transaction((tx) => tx.resources.create({ ...record, id: digits, slug: 'c', name: 'C', last_number: 0 }))
   t.equal((await call(s, 'GET', `/v1/apis/${digits}`)).body.data.name, 'C', 'the id wins over the same slug')
 
   for (const url of ['/v1/apis/Stripe', '/v1/apis/stripe_com', `/v1/apis/${a.id}/versions/0`, `/v1/apis/${a.id}/versions/one`,

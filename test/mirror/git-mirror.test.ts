@@ -50,7 +50,7 @@ t.test('every change is a commit: clone, fsck, the log of a document, each versi
 
   // Checking out the commit of version N gives exactly version N's stored bytes.
   for (const version of versions) {
-    const record = s.registry.index.getVersionById(version.id)!
+    const record = (await s.registry.storage.read.versions.byId(version.id))!
     const stored = await s.registry.blobs.get({ checksum: record.checksum, digest: record.digest, format: record.format })
     await git(['checkout', '--quiet', byVersion.get(version.id)!], { cwd: clone })
     const path = join(clone, 'apis', 'petstore', `openapi.${record.format}`)

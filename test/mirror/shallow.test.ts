@@ -14,7 +14,7 @@ const count = async (cwd: string) => Number((await git(['rev-list', '--count', '
 const isShallow = async (cwd: string) => (await git(['rev-parse', '--is-shallow-repository'], { cwd })).trim() === 'true'
 
 async function storedDocument(s: MirrorServer, versionId: string): Promise<Buffer> {
-  const record = s.registry.index.getVersionById(versionId)!
+  const record = (await s.registry.storage.read.versions.byId(versionId))!
   return s.registry.blobs.get({ checksum: record.checksum, digest: record.digest, format: record.format })
 }
 

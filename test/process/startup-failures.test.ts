@@ -118,18 +118,20 @@ t.test('bad configuration: the variable, what it must be and what it was', async
   t.match(JSON.parse(cli.stdout), { error: { message: /^bad configuration: REGISTRY_BODY_LIMIT must be a size/ } }, 'the CLI too, as JSON with --json')
 })
 
-t.test('REGISTRY_DATABASE_URL: refused with what is not on the storage port yet, before anything is opened', async (t) => {
+t.test('REGISTRY_DATABASE_URL: a URL that is not postgres:// is refused, an unreachable database named without its password', async (t) => {
   const storage = tempDir()
   t.teardown(() => rmSync(storage, { recursive: true, force: true }))
-  // A port nothing listens on: the refusal comes before any connection is tried.
-  const env = { REGISTRY_STORAGE: storage, REGISTRY_DATABASE_URL: 'postgres://registry@127.0.0.1:1/registry' }
   for (const args of SERVE) {
-    const message = fatalLine(t, await run(args, env))
-    t.match(message, /^bad configuration: REGISTRY_DATABASE_URL is set, but this release cannot serve from PostgreSQL yet/, args.join(' '))
-    t.match(message, 'the sealed secrets and backup still need the storage directory')
-    t.match(message, 'Unset REGISTRY_DATABASE_URL to serve from REGISTRY_STORAGE')
+    const bad = fatalLine(t, await run(args, { REGISTRY_STORAGE: storage, REGISTRY_DATABASE_URL: 'mysql://registry@127.0.0.1/registry' }))
+    t.match(bad, /^bad configuration: REGISTRY_DATABASE_URL must be a postgres:\/\/ URL/, args.join(' '))
+    // A port nothing listens on.
+    const env = { REGISTRY_STORAGE: storage, REGISTRY_DATABASE_URL: 'postgres://registry:s3cret@127.0.0.1:1/registry' }
+    const unreachable = fatalLine(t, await run(args, env))
+    t.match(unreachable, /^cannot connect to the PostgreSQL database of REGISTRY_DATABASE_URL \(registry@127\.0\.0\.1:1\/registry\): .*ECONNREFUSED/, args.join(' '))
+    t.notMatch(unreachable, 's3cret', 'the password is not shown')
   }
-  const cli = await run(['bin/registry.js', '--json', 'org', 'list'], env)
+  const cli = await run(['bin/registry.js', '--json', 'org', 'list'], { REGISTRY_STORAGE: storage, REGISTRY_DATABASE_URL: 'postgres://registry:s3cret@127.0.0.1:1/registry' })
   t.equal(cli.code, 1)
-  t.match(JSON.parse(cli.stdout), { error: { message: /^bad configuration: REGISTRY_DATABASE_URL is set/ } }, 'the CLI too')
+  t.match(JSON.parse(cli.stdout), { error: { message: /^cannot connect to the PostgreSQL database of REGISTRY_DATABASE_URL/ } }, 'the CLI too')
+  t.notMatch(cli.stdout, 's3cret')
 })

@@ -14,7 +14,7 @@ const openRegistry = (storage: string) =>
 
 /** A registry (no HTTP app, so no build runner) with an SDK whose php target pushes to `repoUrl`. */
 async function prepare(storage: string, repoUrl: string) {
-  const registry = openRegistry(storage)
+  const registry = await openRegistry(storage)
   const { organization } = await registry.organizations.create('acme')
   const actor: Actor = { organization, keyId: 'test', role: 'admin' }
   const { resource } = await registry.resources.create(actor, 'api', { name: 'Petstore' })
@@ -129,7 +129,7 @@ t.test('a build running when the server shuts down cleanly runs again after the 
   t.ok(hanging.length > 0, 'the build reached its delivery')
   await first.close()
 
-  const reopened = openRegistry(storage)
+  const reopened = await openRegistry(storage)
   const stored = (await reopened.storage.read.sdks.build(build.id))!
   t.match(stored, { status: 'queued', attempts: 0, started_at: null }, 'queued again, the attempt not counted')
   t.match(await reopened.storage.read.sdks.log(build.id), /interrupted by a shutdown; queued again/)

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { INDEX_FILE } from '../../store/lmdb-index.js'
 import { FsBlobStore } from '../../store/fs-blob-store.js'
+import { Lanes } from '../lanes.js'
 import type { ReadStores, Storage, Stores } from '../port.js'
 import type { BlobStore } from '../records.js'
 import type { RootDatabase } from 'lmdb'
@@ -57,36 +58,22 @@ export class LmdbStorage implements Storage {
     this.environment = typeof storage === 'string' ? openEnvironment(storage) : environmentOn(storage.root)
     this.blobs = typeof storage === 'string' ? new FsBlobStore(storage, { cacheBytes: options.documentCacheBytes }) : storage.blobs
     this.attempts = options.attempts ?? DEFAULT_ATTEMPTS
-    this.laneOf = options.laneOf ?? (() => '')
+    this.lanes = new Lanes(options.laneOf)
     this.read = this.stores(new CommittedAccess(), () => {
       throw new Error('storage writes happen inside storage.transaction()')
     })
   }
 
-  /**
-   * One transaction at a time per lane (per organization in the registry): transactions of one lane
-   * would otherwise conflict with each other (20 concurrent uploads to one API all read its last number)
-   * and run again until some gave up with 409. Lanes run side by side, so one organization's burst of
-   * commits never queues another organization's (a single queue for the process made another
-   * organization's upload wait behind the whole burst, issue 14 finding 7); the rare conflicts between
-   * lanes, like those with writers in other processes (the CLI), are checked at commit and run again.
-   */
-  private readonly lanes = new Map<string, Promise<unknown>>()
-  private readonly laneOf: () => string
+  /** One transaction at a time per organization, organizations side by side (lanes.ts). */
+  private readonly lanes: Lanes
 
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
-    const lane = this.laneOf()
-    const run = (this.lanes.get(lane) ?? Promise.resolve()).then(() => this.run(work))
-    const tail = run.catch(() => undefined)
-    this.lanes.set(lane, tail)
-    // An idle lane is forgotten, so that lanes do not pile up over the organizations ever served.
-    void tail.then(() => { if (this.lanes.get(lane) === tail) this.lanes.delete(lane) })
-    return run
+    return this.lanes.run(() => this.run(work))
   }
 
   /** Lanes with a transaction running or waiting (tests see that idle lanes are forgotten). */
   get activeLanes(): number {
-    return this.lanes.size
+    return this.lanes.active
   }
 
   private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {

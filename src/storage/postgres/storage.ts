@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { RegistryError } from '../../errors.js'
+import { Lanes } from '../lanes.js'
 import type { ReadStores, Storage, Stores } from '../port.js'
 import { PgBlobStore } from './blobs.js'
 import { migrate } from './migrate.js'
@@ -24,6 +25,24 @@ import { PgSearch } from './search.js'
 import { PgTallies } from './tallies.js'
 import { PgSecrets } from './secrets.js'
 
+/** The database of REGISTRY_DATABASE_URL cannot be reached or refuses us: what start-up says, without the password. */
+export class DatabaseUnavailable extends Error {
+  constructor(url: string, cause: Error) {
+    super(`cannot connect to the PostgreSQL database of REGISTRY_DATABASE_URL (${where(url)}): ${cause.message}`)
+    this.name = 'DatabaseUnavailable'
+  }
+}
+
+/** user@host:port/database of a connection URL, never its password. */
+function where(url: string): string {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.username ? `${decodeURIComponent(parsed.username)}@` : ''}${parsed.host || 'localhost'}${parsed.pathname}`
+  } catch {
+    return 'an unreadable URL'
+  }
+}
+
 /** SQLSTATEs after which the whole transaction runs again: serialization_failure, deadlock_detected. */
 const RETRIED = new Set(['40001', '40P01'])
 const DEFAULT_ATTEMPTS = 10
@@ -33,6 +52,8 @@ export interface PostgresStorageOptions {
   poolSize?: number
   /** How often a conflicting transaction runs before 409 `conflict` (default 10). */
   attempts?: number
+  /** The commit queue a transaction joins (lanes.ts; the registry answers the request's organization). */
+  laneOf?: () => string
 }
 
 export class PostgresStorage implements Storage {
@@ -41,7 +62,10 @@ export class PostgresStorage implements Storage {
   readonly read: ReadStores
   private readonly listeners: ((what: { journal: boolean }) => void)[] = []
 
-  private constructor(private readonly pool: pg.Pool, private readonly attempts: number) {
+  private readonly lanes: Lanes
+
+  private constructor(private readonly pool: pg.Pool, private readonly attempts: number, laneOf?: () => string) {
+    this.lanes = new Lanes(laneOf)
     this.blobs = new PgBlobStore(pool)
     this.read = this.stores(pool, () => {})
   }
@@ -49,8 +73,10 @@ export class PostgresStorage implements Storage {
   /** Connects, applies the migrations this database has not run (refusing a newer schema), and answers the storage. */
   static async open(url: string, options: PostgresStorageOptions = {}): Promise<PostgresStorage> {
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
+    // An idle connection the server dropped is replaced at the next query; without a listener its error would end the process.
+    pool.on('error', () => {})
     try {
-      const client = await pool.connect()
+      const client = await pool.connect().catch((error: Error) => { throw new DatabaseUnavailable(url, error) })
       try {
         await migrate(client)
       } finally {
@@ -60,10 +86,14 @@ export class PostgresStorage implements Storage {
       await pool.end()
       throw error
     }
-    return new PostgresStorage(pool, options.attempts ?? DEFAULT_ATTEMPTS)
+    return new PostgresStorage(pool, options.attempts ?? DEFAULT_ATTEMPTS, options.laneOf)
   }
 
-  async transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
+    return this.lanes.run(() => this.run(work))
+  }
+
+  private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect()
       let journaled = false
