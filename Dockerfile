@@ -20,6 +20,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# PostgreSQL mode's schema migrations are plain SQL, read from the source tree (src/storage/postgres/migrate.ts).
+COPY src/storage/postgres/migrations ./src/storage/postgres/migrations
 COPY bin ./bin
 # `registry …` on the PATH (docker exec <container> registry key create --org default); it runs dist/.
 RUN ln -s /app/bin/registry.js /usr/local/bin/registry \
