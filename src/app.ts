@@ -5,7 +5,7 @@ import swagger from '@fastify/swagger'
 import type { Config, TrustProxy } from './config.js'
 import type { Registry } from './domain/registry.js'
 import { notFound } from './errors.js'
-import { CSRF_HEADER, SESSION_COOKIE, requireKeys } from './http/auth.js'
+import { requireKeys } from './http/auth.js'
 import { registerBodyParsers } from './http/body-parsers.js'
 import { decodeRequestBodies } from './http/content-encoding.js'
 import { registerProblemHandlers, sendProblem, toRegistryError } from './http/problems.js'
@@ -23,7 +23,7 @@ import { registerHomeRoutes, registryNotFound } from './http/home-routes.js'
 import { registerRepositoryRoutes } from './http/repository-routes.js'
 import { registerKeyRoutes } from './http/key-routes.js'
 import { registerEventRoutes } from './http/event-routes.js'
-import { operationIdOf } from './http/operation-ids.js'
+import { serviceDescription } from './http/description.js'
 import { registerOverviewRoutes } from './http/overview-routes.js'
 import { registerSearchRoutes } from './http/search-routes.js'
 import { sessionRoutes } from './http/session-routes.js'
@@ -33,6 +33,7 @@ import { registerMirrorRoutes } from './http/mirror-routes.js'
 import { registerSdkRoutes } from './http/sdk-routes.js'
 import { siteHostRewriter, sitePages } from './http/site-pages.js'
 import { siteRoutes } from './http/site-routes.js'
+import { registerSharedSchemas } from './http/schemas.js'
 import { compileValidator } from './http/validation.js'
 import { RegistryMetrics } from './metrics/registry-metrics.js'
 import { PACKAGE_VERSION } from './version.js'
@@ -166,30 +167,8 @@ export async function buildApp(
     })
   }
 
-  await app.register(swagger, {
-    // Every operation gets an operationId (its method and path as words) unless its route names one.
-    transform: ({ schema, url, route }) => ({
-      schema: { ...schema, operationId: (schema as { operationId?: string } | undefined)?.operationId ?? operationIdOf(String(route.method), url) } as typeof schema,
-      url,
-    }),
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: SERVICE_TITLE,
-        version: PACKAGE_VERSION,
-        description: 'OpenAPI documents, JSON Schemas and Spectral rulesets with full version history and lint-gated publishes.',
-      },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An organization key: sk_…' },
-          session: {
-            type: 'apiKey', in: 'cookie', name: SESSION_COOKIE,
-            description: `A console session (POST /v1/session); requests other than GET also need the ${CSRF_HEADER} header`,
-          },
-        },
-      },
-    },
-  })
+  registerSharedSchemas(app)
+  await app.register(swagger, serviceDescription({ title: SERVICE_TITLE, version: PACKAGE_VERSION }))
 
   registerServiceRoutes(app, registry)
   registerDocsRoutes(app, SERVICE_TITLE)

@@ -6,7 +6,7 @@ import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { Classification } from '../documents/diff/types.js'
 import type { ResourceRecord } from '../store/records.js'
-import { Change, ChangelogEntry, ChangeSummary, Classification as ClassificationSchema, List, PageQuery, Problem } from './schemas.js'
+import { Change, ChangelogEntry, ChangeSummary, Classification as ClassificationSchema, KEY_OR_SESSION, List, PageQuery, problems } from './schemas.js'
 
 /** What the resource routes lend the change routes: their path, parameters and resource lookup. */
 export interface ResourceRouteContext {
@@ -17,8 +17,8 @@ export interface ResourceRouteContext {
   resourceOf: (request: FastifyRequest) => Promise<ResourceRecord>
 }
 
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
-const security = [{ bearer: [] }]
+const errors = problems
+const security = KEY_OR_SESSION
 
 export const DiffQuery = Type.Object({
   from: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'version number; default: the version before `to`' })),

@@ -10,7 +10,7 @@ import { toPageRequest } from '../domain/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import { WEBHOOK_EVENT_TYPES } from '../storage/records.js'
 import { actorOf } from './auth.js'
-import { Data, List, Nullable, PageQuery, Problem, SecretStatus, Ulid } from './schemas.js'
+import { Data, KEY_OR_SESSION, List, Nullable, PageQuery, problems, SecretStatus, Ulid } from './schemas.js'
 
 const strict = { additionalProperties: false }
 const Time = Type.String({ format: 'date-time' })
@@ -69,9 +69,9 @@ const EndpointUpdate = Type.Object({
   enabled: Type.Optional(Type.Boolean({ description: 'true also clears why the registry disabled it' })),
 }, strict)
 
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+const errors = problems
 const tags = ['Webhooks']
-const security: Record<string, string[]>[] = [{ bearer: [] }, { session: [] }]
+const security = KEY_OR_SESSION
 const admin = { role: 'admin' as const }
 const EndpointParams = Type.Object({ webhook: Ulid })
 const DeliveryParams = Type.Object({ webhook: Ulid, delivery: Ulid })
@@ -95,7 +95,7 @@ export function registerEventRoutes(app: FastifyInstance, registry: Registry): v
   app.post('/v1/webhooks', {
     config: admin,
     schema: {
-      tags, security, body: EndpointCreate, response: { 201: Data(EndpointWithSecret), ...errors(400, 401, 403, 409) },
+      tags, security, body: EndpointCreate, response: { 201: Data(EndpointWithSecret), ...errors(400, 401, 403, 409, 413, 415, 422) },
       summary: 'Add an endpoint: its signing secret is in this answer only',
     },
   }, async (request, reply) => {
@@ -111,7 +111,7 @@ export function registerEventRoutes(app: FastifyInstance, registry: Registry): v
   app.patch('/v1/webhooks/:webhook', {
     config: admin,
     schema: {
-      tags, security, params: EndpointParams, body: EndpointUpdate, response: { 200: Data(Endpoint), ...errors(400, 401, 403, 404) },
+      tags, security, params: EndpointParams, body: EndpointUpdate, response: { 200: Data(Endpoint), ...errors(400, 401, 403, 404, 413, 415, 422) },
       summary: 'Change the URL, description or event types; disable or enable it',
     },
   }, async (request) => ({ data: view(await webhooks.update(organization(request), params(request).webhook, request.body as EndpointChange)) }))

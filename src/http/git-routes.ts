@@ -12,13 +12,15 @@ import { RegistryError, notFound } from '../errors.js'
 import {
   advertisement, errorLine, fetchResponse, lsRefs, parseCommand, parseFetch, pkt, FLUSH, UnsupportedFetch, type FetchRequest,
 } from './git-protocol.js'
-import { Problem } from './schemas.js'
+import { problems } from './schemas.js'
 
 const READ_ONLY = 'the mirror is read-only: clone and fetch only (git-upload-pack, protocol v2); push to the registry through its API'
 
 const RepoParams = Type.Object({ repo: Type.String({ pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*\\.git$', description: '<organization slug>.git' }) })
-const Binary = Type.String({ description: 'git protocol data (pkt-lines)' })
+const PktLines = Type.String({ format: 'binary', description: 'git protocol data (pkt-lines)' })
 const tags = ['Git']
+// An organization key as the password of HTTP basic credentials (what git sends), or as a Bearer token.
+const security: Record<string, string[]>[] = [{ basic: [] }, { bearer: [] }]
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,11 +76,19 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
 
   app.get('/git/:repo/info/refs', {
     schema: {
-      tags, summary: 'Git smart HTTP: capability advertisement (clone and fetch only)',
+      tags, security, summary: 'Git smart HTTP: capability advertisement (clone and fetch only)',
       params: RepoParams,
-      querystring: Type.Object({ service: Type.String() }),
-      produces: ['application/x-git-upload-pack-advertisement'],
-      response: { 200: Binary, 401: Problem, 404: Problem },
+      querystring: Type.Object({ service: Type.String({ description: 'git-upload-pack; git-receive-pack is answered with a pkt-line error (the mirror is read-only)' }) }),
+      response: {
+        200: {
+          description: 'the advertisement: protocol version 2 when the request has Git-Protocol: version=2, else an error pkt-line saying so',
+          content: {
+            'application/x-git-upload-pack-advertisement': { schema: PktLines },
+            'application/x-git-receive-pack-advertisement': { schema: PktLines },
+          },
+        },
+        ...problems(400, 401, 404),
+      },
     },
   }, async (request, reply) => {
     const { service } = request.query as { service: string }
@@ -101,12 +111,13 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
 
   app.post('/git/:repo/git-upload-pack', {
     schema: {
-      tags, summary: 'Git smart HTTP: ls-refs and fetch (protocol v2)',
+      tags, security, summary: 'Git smart HTTP: ls-refs and fetch (protocol v2)',
       params: RepoParams,
-      consumes: ['application/x-git-upload-pack-request'],
-      produces: ['application/x-git-upload-pack-result'],
-      body: Binary,
-      response: { 200: Binary, 400: Problem, 401: Problem, 404: Problem, 413: Problem, 415: Problem },
+      body: { content: { 'application/x-git-upload-pack-request': { schema: PktLines } } },
+      response: {
+        200: { description: 'the command\'s answer (a pack for fetch), or an error pkt-line', content: { 'application/x-git-upload-pack-result': { schema: PktLines } } },
+        ...problems(400, 401, 404, 413, 415),
+      },
     },
     // The body is pkt-lines, not JSON: the schema above documents it, nothing validates it as a string.
     validatorCompiler: () => () => true,

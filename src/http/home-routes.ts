@@ -11,7 +11,7 @@ import type { Registry } from '../domain/registry.js'
 import { RegistryError } from '../errors.js'
 import { REGISTRY_PAGE_CSP, homePage, organizationPage, organizationSearchPage, registryNotFoundPage, type ServiceLinks } from '../sites/registry-pages.js'
 import { prefersHtml, sendPage } from './html-reply.js'
-import { Data, Nullable, Problem } from './schemas.js'
+import { Data, NO_KEY, Nullable, ProblemRef, problems } from './schemas.js'
 
 const LINKS: ServiceLinks = { docs: '/docs', openapi: '/openapi.json', console: '/console' }
 
@@ -79,8 +79,12 @@ export function registerHomeRoutes(app: FastifyInstance, registry: Registry, opt
 
   app.get('/', {
     schema: {
-      tags: ['Service'], summary: 'What this server is and where to go: an HTML page for browsers (Accept: text/html), this JSON for others',
-      response: { 200: Data(Home) },
+      tags: ['Service'], security: NO_KEY,
+      summary: 'What this server is and where to go: an HTML page for browsers (Accept: text/html), this JSON for others',
+      response: {
+        200: { description: 'JSON, or an HTML page when Accept ranks text/html above JSON', content: { 'application/json': { schema: Data(Home) }, 'text/html': { schema: Type.String() } } },
+        ...problems(),
+      },
     },
   }, async (request, reply) => {
     const links = onPublicHost(request) ? undefined : LINKS
@@ -119,9 +123,19 @@ export function registerHomeRoutes(app: FastifyInstance, registry: Registry, opt
   })
   app.get('/@:org', {
     schema: {
-      tags: ['Public registry'], params, querystring,
+      tags: ['Public registry'], security: NO_KEY, params, querystring,
       summary: "An organization's public index: its public APIs, schemas, rulesets (the first 100 of each) and sites; an HTML page for browsers",
-      response: { 200: Data(OrganizationIndexBody), 404: Problem },
+      response: {
+        200: {
+          description: 'JSON, or an HTML page when Accept ranks text/html above JSON (with ?q=, the page of search results)',
+          content: { 'application/json': { schema: Data(OrganizationIndexBody) }, 'text/html': { schema: Type.String() } },
+        },
+        ...problems(400),
+        404: {
+          description: 'no such organization: problem+json (not_found), or the HTML page "Page not found" for a browser',
+          content: { 'application/problem+json': { schema: ProblemRef }, 'text/html': { schema: Type.String() } },
+        },
+      },
     },
   }, organizationIndex)
   app.get('/@:org/', { schema: { hide: true, params, querystring } }, organizationIndex)

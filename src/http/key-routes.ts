@@ -6,7 +6,7 @@ import type { Registry } from '../domain/registry.js'
 import { keyView } from '../domain/views.js'
 import type { KeyRole } from '../store/records.js'
 import { actorOf } from './auth.js'
-import { Data, List, Nullable, PageQuery, Problem, Ulid } from './schemas.js'
+import { Data, KEY_OR_SESSION, List, Nullable, PageQuery, problems, Ulid } from './schemas.js'
 
 const Role = Type.Enum(['read', 'write', 'admin'], { description: 'read: GET only; write: all but keys and organization settings; admin: all' })
 const Time = Type.String({ format: 'date-time' })
@@ -27,9 +27,9 @@ const KeyCreate = Type.Object({
   role: Role,
 }, { additionalProperties: false })
 
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+const errors = problems
 const tags = ['Keys']
-const security: Record<string, string[]>[] = [{ bearer: [] }, { session: [] }]
+const security = KEY_OR_SESSION
 const admin = { role: 'admin' as const }
 const KeyParams = Type.Object({ key: Ulid })
 
@@ -50,7 +50,7 @@ export function registerKeyRoutes(app: FastifyInstance, registry: Registry): voi
 
   app.post('/v1/keys', {
     config: admin,
-    schema: { tags, security, summary: 'Issue a key: its secret is in this answer only', body: KeyCreate, response: { 201: Data(IssuedKey), ...errors(400, 401, 403) } },
+    schema: { tags, security, summary: 'Issue a key: its secret is in this answer only', body: KeyCreate, response: { 201: Data(IssuedKey), ...errors(400, 401, 403, 413, 415) } },
   }, async (request, reply) => {
     const { name, role } = request.body as { name?: string | null; role: KeyRole }
     const issued = await organizations.issueKey(actorOf(request).organization.id, name ?? null, role)

@@ -1,7 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, onResponseHookHandler } from 'fastify'
+import { Type } from 'typebox'
 import { RegistryError } from '../errors.js'
 import type { RegistryMetrics } from '../metrics/registry-metrics.js'
+import { problems } from './schemas.js'
 
 /**
  * Every response is counted and timed by its route's pattern (never the raw URL, which would make a
@@ -51,7 +53,16 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: RegistryMetr
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`)
   app.get('/metrics', {
     config: { rateLimit: false },
-    schema: { tags: ['Service'], summary: 'Prometheus metrics', description: 'Needs `Authorization: Bearer <REGISTRY_METRICS_TOKEN>` when that is set; without it, answers loopback clients only (403 otherwise).' },
+    schema: {
+      tags: ['Service'], summary: 'Prometheus metrics',
+      description: 'Needs `Authorization: Bearer <REGISTRY_METRICS_TOKEN>` when that is set; without it, answers loopback clients only (403 otherwise).',
+      // No credentials from loopback without a token; the token otherwise.
+      security: [{}, { metricsToken: [] }],
+      response: {
+        200: { description: "Prometheus' text exposition format", content: { 'text/plain': { schema: Type.String() } } },
+        ...problems(401, 403),
+      },
+    },
   }, async (request, reply) => {
     if (!expected && !isLoopback(request.ip)) {
       throw new RegistryError('forbidden', '/metrics answers clients on the server\'s own host only: set REGISTRY_METRICS_TOKEN to scrape it from elsewhere')

@@ -4,11 +4,11 @@ import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
 import { notFound } from '../errors.js'
 import { actorOf } from './auth.js'
-import { Data, Nullable, Problem, SecretStatus } from './schemas.js'
+import { Data, KEY_OR_SESSION, Nullable, problems, SecretStatus } from './schemas.js'
 
 const tags = ['Mirror']
-const security = [{ bearer: [] }]
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+const security = KEY_OR_SESSION
+const errors = problems
 
 const MirrorStatus = Type.Object({
   head: Nullable(Type.String({ description: 'the commit `main` points at' })),
@@ -33,13 +33,13 @@ export function registerMirrorRoutes(app: FastifyInstance, registry: Registry): 
   }
 
   app.get('/v1/mirror', {
-    schema: { tags, security, summary: 'The git mirror: head, push remote and its last push', response: { 200: Data(MirrorStatus), ...errors(401) } },
+    schema: { tags, security, summary: 'The git mirror: head, push remote and its last push', response: { 200: Data(MirrorStatus), ...errors(401, 404) } },
   }, async (request) => ({ data: await mirror().status(actorOf(request).organization) }))
 
   // The push mirror is an organization setting: admin keys only.
   app.put('/v1/mirror', {
     config: { role: 'admin' },
-    schema: { tags, security, summary: 'Set the push mirror (new commits are pushed to it)', body: SetRemote, response: { 200: Data(MirrorStatus), ...errors(400, 401, 403) } },
+    schema: { tags, security, summary: 'Set the push mirror (new commits are pushed to it)', body: SetRemote, response: { 200: Data(MirrorStatus), ...errors(400, 401, 403, 404, 413, 415, 422) } },
   }, async (request) => {
     const { url, token } = request.body as { url: string; token?: string | null }
     return { data: await mirror().setRemote(actorOf(request).organization, url, token ?? null) }
@@ -47,7 +47,7 @@ export function registerMirrorRoutes(app: FastifyInstance, registry: Registry): 
 
   app.delete('/v1/mirror', {
     config: { role: 'admin' },
-    schema: { tags, security, summary: 'Remove the push mirror', response: { 204: Type.Null(), ...errors(401, 403) } },
+    schema: { tags, security, summary: 'Remove the push mirror', response: { 204: Type.Null(), ...errors(401, 403, 404) } },
   }, async (request, reply) => {
     await mirror().removeRemote(actorOf(request).organization)
     return reply.status(204).send()

@@ -8,7 +8,7 @@ import { versionView } from '../domain/views.js'
 import type { ResourceRecord } from '../store/records.js'
 import { actorOf } from './auth.js'
 import { Connection } from './repository-routes.js'
-import { Data, Problem, RulesetVersion, SchemaVersion, Slug, SpecVersion, Ulid } from './schemas.js'
+import { Data, KEY_OR_SESSION, problems, RulesetVersion, SchemaVersion, Slug, SpecVersion, Ulid } from './schemas.js'
 import { Build, buildView } from './sdk-routes.js'
 
 const ResourceRef = Type.Object({ id: Ulid, name: Type.String(), slug: Slug })
@@ -30,9 +30,9 @@ const ref = (resource: ResourceRecord) => ({ id: resource.id, name: resource.nam
 export function registerOverviewRoutes(app: FastifyInstance, registry: Registry): void {
   app.get('/v1/overview', {
     schema: {
-      tags: ['Organization'], security: [{ bearer: [] }, { session: [] }],
+      tags: ['Organization'], security: KEY_OR_SESSION,
       summary: 'The organization at a glance: counts, latest versions, failed syncs and builds',
-      response: { 200: Data(Overview), 401: Problem },
+      response: { 200: Data(Overview), ...problems(401) },
     },
   }, async (request) => {
     const overview = await organizationOverview(registry, actorOf(request))

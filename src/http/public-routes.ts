@@ -11,7 +11,7 @@ import { KINDS } from './resource-routes.js'
 import type { ResourceKind, ResourceRecord } from '../store/records.js'
 import { atomFeed, changelogItem } from '../sites/changelog.js'
 import { SearchAnswer, searchAnswer, SearchQuery } from './search-routes.js'
-import { ChangelogEntry, Data, FormatQuery, List, PageQuery, Problem, Slug } from './schemas.js'
+import { ChangelogEntry, Data, DocumentResponses, FormatQuery, List, OPTIONAL_KEY, PageQuery, problems, Slug } from './schemas.js'
 
 /**
  * Whose schemas a bundled public document may show: a key of the resource's organization sees its
@@ -25,6 +25,8 @@ function readerOf(request: FastifyRequest, resource: ResourceRecord): Reader {
 const FEED_ENTRIES = 20
 
 const OrgSlug = Type.String({ minLength: 1, maxLength: 64, description: "the organization's slug" })
+const security = OPTIONAL_KEY
+const tags = ['Public registry']
 
 /**
  * The public registry (CONTRACT §6): public APIs, schemas and rulesets by organization and slug, no key
@@ -37,9 +39,9 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
 
   app.get('/@:org/search', {
     schema: {
-      tags: ['Public registry'], params: Type.Object({ org: OrgSlug }), querystring: SearchQuery,
+      tags, security, params: Type.Object({ org: OrgSlug }), querystring: SearchQuery,
       summary: "Search an organization's public APIs, schemas and rulesets (a key of the organization also finds its private ones), ranked as GET /v1/search",
-      response: { 200: SearchAnswer, 400: Problem, 404: Problem },
+      response: { 200: SearchAnswer, ...problems(400, 401, 404) },
     },
   }, async (request) => {
     const { q, kind, page, limit } = request.query as { q: string; kind?: ResourceKind; page?: number; limit?: number }
@@ -48,7 +50,6 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
   })
 
   for (const k of KINDS) {
-    const tags = ['Public registry']
     const collection = `/@:org/${k.plural}`
     const item = `${collection}/:slug`
     const ItemParams = Type.Object({ org: OrgSlug, slug: Slug })
@@ -58,7 +59,7 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
     }
 
     app.get(collection, {
-      schema: { tags, summary: `Public ${k.plural} of an organization`, params: Type.Object({ org: OrgSlug }), querystring: PageQuery, response: { 200: List(k.object), 400: Problem, 404: Problem } },
+      schema: { tags, security, summary: `Public ${k.plural} of an organization`, params: Type.Object({ org: OrgSlug }), querystring: PageQuery, response: { 200: List(k.object), ...problems(400, 401, 404) } },
     }, async (request) => {
       const { page, limit } = request.query as { page?: number; limit?: number }
       const { org } = request.params as { org: string }
@@ -67,18 +68,18 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
     })
 
     app.get(item, {
-      schema: { tags, summary: `A public ${k.kind}`, params: ItemParams, response: { 200: Data(k.object), 404: Problem } },
+      schema: { tags, security, summary: `A public ${k.kind}`, params: ItemParams, response: { 200: Data(k.object), ...problems(400, 401, 404) } },
     }, async (request) => ({ data: await resourceView(registry.storage.read, await resourceOf(request)) }))
 
     app.get(`${item}/latest`, {
-      schema: { tags, summary: 'The current document, with ETag', params: ItemParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem } },
+      schema: { tags, security, summary: 'The current document, with ETag', params: ItemParams, querystring: FormatQuery, response: { ...DocumentResponses, ...problems(400, 401, 404, 422) } },
     }, async (request, reply) => {
       const resource = await resourceOf(request)
       return sendDocument(request, reply, registry.versions, await registry.versions.current(resource), readerOf(request, resource))
     })
 
     app.get(`${item}/versions`, {
-      schema: { tags, summary: 'Versions, newest first', params: ItemParams, querystring: PageQuery, response: { 200: List(k.version), 400: Problem, 404: Problem } },
+      schema: { tags, security, summary: 'Versions, newest first', params: ItemParams, querystring: PageQuery, response: { 200: List(k.version), ...problems(400, 401, 404) } },
     }, async (request) => {
       const { page, limit } = request.query as { page?: number; limit?: number }
       const result = await registry.versions.list(await resourceOf(request), toPageRequest(page, limit))
@@ -87,7 +88,7 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
 
     if (k.kind === 'api' || k.kind === 'schema') {
       app.get(`${item}/changelog`, {
-        schema: { tags, summary: 'The changelog: versions newest first, with what changed from the one before', params: ItemParams, querystring: PageQuery, response: { 200: List(ChangelogEntry(k.version)), 400: Problem, 404: Problem } },
+        schema: { tags, security, summary: 'The changelog: versions newest first, with what changed from the one before', params: ItemParams, querystring: PageQuery, response: { 200: List(ChangelogEntry(k.version)), ...problems(400, 401, 404, 503) } },
       }, async (request) => {
         const { page, limit } = request.query as { page?: number; limit?: number }
         const result = await registry.changelog.page(await resourceOf(request), toPageRequest(page, limit))
@@ -95,7 +96,10 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
       })
 
       app.get(`${item}/changelog.atom`, {
-        schema: { tags, summary: 'The changelog as an Atom feed (the 20 latest versions)', params: ItemParams, response: { 200: Type.String(), 404: Problem } },
+        schema: {
+          tags, security, summary: 'The changelog as an Atom feed (the 20 latest versions)', params: ItemParams,
+          response: { 200: { description: 'an Atom feed', content: { 'application/atom+xml': { schema: Type.String() } } }, ...problems(400, 401, 404, 503) },
+        },
       }, async (request, reply) => {
         const resource = await resourceOf(request)
         const { items } = await registry.changelog.page(resource, toPageRequest(1, FEED_ENTRIES))
@@ -116,9 +120,9 @@ export async function publicRoutes(app: FastifyInstance, options: { registry: Re
 
     app.get(`${item}/versions/:number`, {
       schema: {
-        tags, summary: "One version's document, by number", querystring: FormatQuery,
+        tags, security, summary: "One version's document, by number", querystring: FormatQuery,
         params: Type.Object({ org: OrgSlug, slug: Slug, number: Type.Integer({ minimum: 1 }) }),
-        response: { 200: Type.Unknown(), 304: Type.Null(), 400: Problem, 404: Problem },
+        response: { ...DocumentResponses, ...problems(400, 401, 404, 422) },
       },
     }, async (request, reply) => {
       const resource = await resourceOf(request)

@@ -5,7 +5,7 @@ import type { Registry } from '../domain/registry.js'
 import { connectionView, type ConnectInput } from '../domain/repository-sync.js'
 import { versionView } from '../domain/views.js'
 import { actorOf } from './auth.js'
-import { Data, IdOrSlug, Nullable, Problem, SecretStatus, SpecVersion, Ulid } from './schemas.js'
+import { Data, IdOrSlug, KEY_OR_SESSION, Nullable, problems, SecretStatus, SpecVersion, Ulid } from './schemas.js'
 
 const Provider = Type.Enum(['github', 'gitlab'])
 
@@ -57,9 +57,9 @@ export const Connection = Type.Object({
 })
 
 const Params = Type.Object({ api: IdOrSlug })
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+const errors = problems
 const tags = ['Repository sync']
-const security = [{ bearer: [] }]
+const security = KEY_OR_SESSION
 
 export function registerRepositoryRoutes(app: FastifyInstance, registry: Registry): void {
   const sync = registry.repositorySync
@@ -70,7 +70,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
     schema: {
       tags, security, params: Params, body: ConnectBody,
       summary: "Connect the API to a file in a git repository (201), or replace its connection (200)",
-      response: { 200: Data(Connection), 201: Data(Connection), ...errors(400, 401, 404) },
+      response: { 200: Data(Connection), 201: Data(Connection), ...errors(400, 401, 403, 404, 413, 415, 422) },
     },
   }, async (request, reply) => {
     const { connection, created } = await sync.connect(actorOf(request), await apiOf(request), request.body as ConnectInput)
@@ -87,7 +87,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
   app.delete('/v1/apis/:api/repository', {
     schema: {
       tags, security, params: Params, summary: 'Disconnect the API from its repository (its versions stay)',
-      response: { 204: Type.Null(), ...errors(400, 401, 404) },
+      response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },
     },
   }, async (request, reply) => {
     await sync.disconnect(actorOf(request), await apiOf(request))
@@ -98,7 +98,7 @@ export function registerRepositoryRoutes(app: FastifyInstance, registry: Registr
     schema: {
       tags, security, params: Params,
       summary: 'Fetch the connected file now and publish it like an upload: 201 a new version, 200 unchanged',
-      response: { 200: Data(SpecVersion), 201: Data(SpecVersion), ...errors(400, 401, 404, 422, 502, 503) },
+      response: { 200: Data(SpecVersion), 201: Data(SpecVersion), ...errors(400, 401, 403, 404, 409, 422, 502, 503) },
     },
   }, async (request, reply) => {
     const { version, created } = await sync.sync(actorOf(request), await apiOf(request))

@@ -15,8 +15,9 @@ import { registerChangeRoutes } from './change-routes.js'
 import { resourceJson } from './resource-json.js'
 import { uploadValidatorCompiler } from './validation.js'
 import {
-  Api, BlockingSeverity, Compatibility, Data, DryRun, Description, DocumentValue, Finding, FormatQuery, List, ListQuery, LogoUrl, Name, Nullable,
-  PageQuery, Problem, ReferencePartView, Ruleset, RulesetVersion, Schema, SchemaVersion, SentFinding, Slug, SpecVersion, Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
+  Api, BlockingSeverity, Compatibility, Data, DocumentResponses, DryRun, Description, DocumentValue, Finding, FormatQuery, GzippedJsonResponses, KEY_OR_SESSION,
+  List, ListQuery, LogoUrl, Name, Nullable, PageQuery, problems, ReferencePartView, Ruleset, RulesetVersion, Schema, SchemaVersion, SentFinding, Slug, SpecVersion,
+  Ulid, UploadBody, Visibility, IdOrSlug, VersionRef,
 } from './schemas.js'
 
 /** What differs between APIs, schemas and rulesets on the wire. */
@@ -67,8 +68,8 @@ export const KINDS: KindRoutes[] = [
   },
 ]
 
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
-const security = [{ bearer: [] }]
+const errors = problems
+const security = KEY_OR_SESSION
 
 
 export function documentInput(body: unknown): DocumentInput {
@@ -109,7 +110,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     // A schema's or ruleset's `document` arrives parsed, as an object a worker's heap must hold whole:
     // its body is bounded like a document's text (heap-budget.ts). An API's create takes no document.
     bodyLimit: kind === 'api' ? undefined : documentBodyLimit(app, registry),
-    schema: { tags, security, summary: `Create ${kind === 'api' ? 'an API' : `a ${kind}`}`, body: k.create, response: { 201: Data(k.object), ...errors(400, 401, 409, 413, 422) } },
+    schema: { tags, security, summary: `Create ${kind === 'api' ? 'an API' : `a ${kind}`}`, body: k.create, response: { 201: Data(k.object), ...errors(400, 401, 403, 409, 413, 415, 422) } },
   }, async (request, reply) => {
     const { resource } = await registry.resources.create(actorOf(request), kind, request.body as CreateInput)
     return reply.status(201).send({ data: await resourceView(registry.storage.read, resource) })
@@ -121,7 +122,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     reply.type('application/json; charset=utf-8').send(await resourceJson(registry.storage.read, (await resourceOf(request)))))
 
   app.patch(item, {
-    schema: { tags, security, summary: `Update ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, body: k.update, response: { 200: Data(k.object), ...errors(400, 401, 404, 409, 422) } },
+    schema: { tags, security, summary: `Update ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, body: k.update, response: { 200: Data(k.object), ...errors(400, 401, 403, 404, 409, 413, 415, 422) } },
   }, async (request) => {
     const resource = await resourceOf(request)
     const updated = await registry.resources.update(actorOf(request), kind, resource.id, request.body as UpdateInput)
@@ -129,14 +130,14 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   })
 
   app.delete(item, {
-    schema: { tags, security, summary: `Delete ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, response: { 204: Type.Null(), ...errors(400, 401, 404, 409) } },
+    schema: { tags, security, summary: `Delete ${kind === 'api' ? 'an API' : `a ${kind}`}`, params: Params, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
   }, async (request, reply) => {
     await registry.resources.remove(actorOf(request), kind, (await resourceOf(request)).id)
     return reply.status(204).send()
   })
 
   app.get(`${item}/${k.documentPath}`, {
-    schema: { tags, security, summary: 'The current document (JSON, or YAML on request), with ETag', params: Params, querystring: FormatQuery, response: { 200: Type.Unknown({ description: 'the document' }), 304: Type.Null(), ...errors(400, 401, 404) } },
+    schema: { tags, security, summary: 'The current document (JSON, or YAML on request), with ETag', params: Params, querystring: FormatQuery, response: { ...DocumentResponses, ...errors(400, 401, 404, 422) } },
   }, async (request, reply) => {
     const resource = await resourceOf(request)
     return sendDocument(request, reply, registry.versions, await registry.versions.current(resource), { organizationId: resource.organization_id })
@@ -157,7 +158,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   }))
 
   app.get(`${item}/versions/:version/document`, {
-    schema: { tags, security, summary: "A version's document", params: VersionParams, querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), ...errors(400, 401, 404) } },
+    schema: { tags, security, summary: "A version's document", params: VersionParams, querystring: FormatQuery, response: { ...DocumentResponses, ...errors(400, 401, 404, 422) } },
   }, async (request, reply) => {
     const resource = await resourceOf(request)
     const version = await registry.versions.byRef(resource, (request.params as { version: string }).version)
@@ -165,7 +166,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   })
 
   app.post(`${item}/versions/:version/restore`, {
-    schema: { tags, security, summary: 'Make a previous version current again (source restore)', params: VersionParams, response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 404) } },
+    schema: { tags, security, summary: 'Make a previous version current again (source restore)', params: VersionParams, response: { 200: Data(k.version), 201: Data(k.version), ...errors(400, 401, 403, 404, 409, 422) } },
   }, async (request, reply) => {
     const resource = await resourceOf(request)
     const source = await registry.versions.byRef(resource, (request.params as { version: string }).version)
@@ -197,7 +198,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
       schema: {
         tags, security, summary: "One reference part's document (a complete OpenAPI document), with ETag",
         params: Type.Object({ ...VersionParams.properties, part: Type.String({ maxLength: 200 }) }),
-        response: { 200: Type.Unknown(), 304: Type.Null(), ...errors(400, 401, 404) },
+        response: { ...GzippedJsonResponses, ...errors(400, 401, 404) },
       },
     }, async (request, reply) => {
       const { version: ref, part: slug } = request.params as { version: string; part: string }
@@ -217,7 +218,11 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
         tags, security, summary: `Upload a document: a new version unless the checksum is unchanged`, params: Params,
         querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'validate, lint (APIs) and check compatibility (APIs, schemas) only, store nothing' })) }),
         body: UploadBody,
-        response: { 200: Type.Union([Data(k.version), Data(DryRun(k.version))]), 201: Data(k.version), ...errors(400, 401, 404, 413, 415, 422, 503) },
+        response: {
+          200: Type.Union([Data(k.version), Data(DryRun(k.version))], { description: 'the current version, unchanged (nothing written); with ?dry_run=true, what the upload would do' }),
+          201: Data(k.version),
+          ...errors(400, 401, 403, 404, 409, 413, 415, 422, 503),
+        },
       },
     }, async (request, reply) => {
       const resource = await resourceOf(request)
@@ -235,7 +240,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
         validatorCompiler: uploadValidatorCompiler,
         schema: {
           tags, security, summary: "Lint any document with the ruleset's current version", params: Params, body: UploadBody,
-          response: { 200: Data(Type.Object({ findings: Type.Array(SentFinding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 404, 422, 503) },
+          response: { 200: Data(Type.Object({ findings: Type.Array(SentFinding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 403, 404, 413, 415, 422, 503) },
         },
       }, async (request) => {
         const findings = await registry.uploads.lintWith((await resourceOf(request)), documentInput(request.body))

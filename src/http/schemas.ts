@@ -1,9 +1,12 @@
 /** TypeBox schemas shared by the routes; they validate requests and describe the service in /openapi.json. */
+import { STATUS_CODES } from 'node:http'
+import type { FastifyInstance } from 'fastify'
 import { Type, type TSchema } from 'typebox'
 import { CONVERTED_FROM } from '../documents/import-formats.js'
 import { ULID_PATTERN } from '../domain/ids.js'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/pagination.js'
 import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../domain/slugs.js'
+import { ERROR_STATUS, type ErrorCode } from '../errors.js'
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
@@ -222,10 +225,10 @@ export const Data = <T extends TSchema>(schema: T) => Type.Object({ data: schema
 export const List = <T extends TSchema>(schema: T) => Type.Object({ data: Type.Array(schema), total: Type.Integer() })
 
 export const Problem = Type.Object({
-  type: Type.String(),
-  title: Type.String(),
+  type: Type.String({ description: 'about:blank' }),
+  title: Type.String({ description: "the status's reason phrase" }),
   status: Type.Integer(),
-  code: Type.String(),
+  code: Type.Enum(Object.keys(ERROR_STATUS), { description: 'what went wrong, stable across releases (docs/api.md, "Errors")' }),
   detail: Type.String(),
   errors: Type.Optional(Type.Array(Type.Object({
     message: Type.String(),
@@ -235,3 +238,82 @@ export const Problem = Type.Object({
     ...findingPosition,
   }))),
 }, { description: 'application/problem+json (RFC 9457)' })
+
+/**
+ * Schemas /openapi.json names in `components.schemas` (by their `$id`) and the routes reference as
+ * `{ $ref: '<id>#' }`. Response schemas only: request schemas are compiled by validation.ts's own Ajv,
+ * which does not know them.
+ */
+export function registerSharedSchemas(app: FastifyInstance): void {
+  app.addSchema({ ...Problem, $id: 'Problem' })
+}
+
+/** The media type of every error answer. */
+const PROBLEM_JSON = 'application/problem+json'
+
+/** The Problem schema where a route's answer names it beside another media type (an HTML page, say). */
+export const ProblemRef = { $ref: 'Problem#' }
+
+const problemResponse = (description: string) => ({ description, content: { [PROBLEM_JSON]: { schema: ProblemRef } } })
+
+/** The error codes one status carries, from errors.ts: what `code` can be in such an answer. */
+const codesOf = (status: number) => (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] === status)
+
+/**
+ * What any route may answer besides the statuses it lists: the service's own conditions, and a body
+ * sent to a route that takes none (docs/api.md, "The service's own description").
+ */
+const OTHER_PROBLEMS = problemResponse(
+  'Any other status, as problem+json: 429 rate_limited (REGISTRY_RATE_LIMIT, or too many failed authentications from the address; '
+  + 'Retry-After says when to retry), 500 internal, 503 unavailable (the server is shutting down), 507 storage_full (nothing was stored), '
+  + 'and 400, 413 or 415 for a body sent to a route that takes none',
+)
+
+/**
+ * The problem+json answers of a route: the statuses its own rules answer, each described by the codes
+ * it can carry, and `default` for the rest (OTHER_PROBLEMS).
+ */
+export function problems(...statuses: number[]) {
+  const listed = statuses.map((status) => [status, problemResponse(`${STATUS_CODES[status]}: ${codesOf(status).join(', ')}`)])
+  return { ...Object.fromEntries(listed), default: OTHER_PROBLEMS }
+}
+
+/**
+ * Who may call a route (each operation's `security`). Keyed routes (`/v1`) take an organization key as
+ * `Authorization: Bearer`, or a console session's cookie; public routes take no key, or a key whose
+ * organization may also see its private resources there; the rest take none at all.
+ */
+export const KEY_OR_SESSION: Record<string, string[]>[] = [{ bearer: [] }, { session: [] }]
+export const OPTIONAL_KEY: Record<string, string[]>[] = [{}, { bearer: [] }]
+export const NO_KEY: Record<string, string[]>[] = []
+
+const ETag = Type.String({ description: 'the quoted checksum of what is sent: If-None-Match with it answers 304 while it is unchanged' })
+
+/**
+ * A stored document as the document routes send it (document-reply.ts): JSON by default, YAML on
+ * request, with an ETag; 304 when If-None-Match names it.
+ */
+export const DocumentResponses = {
+  200: {
+    description: 'the document: JSON by default; YAML with ?format=yaml, or an Accept that ranks a YAML type above JSON',
+    headers: { etag: ETag },
+    content: {
+      'application/json': { schema: Type.Unknown({ description: 'the document as JSON' }) },
+      'application/yaml': { schema: Type.String({ description: 'the document as YAML: the text as uploaded (comments included) when it was uploaded as YAML' }) },
+    },
+  },
+  304: { type: 'null', description: 'Not Modified: If-None-Match names the current ETag', headers: { etag: ETag } },
+}
+
+/** A complete OpenAPI document kept gzipped (a reference part): gzip when accepted, ETag and 304. */
+export const GzippedJsonResponses = {
+  200: {
+    description: 'the document as JSON (Content-Encoding: gzip when the request accepts it)',
+    headers: { etag: ETag },
+    content: { 'application/json': { schema: Type.Object({}, { additionalProperties: true, description: 'a complete OpenAPI document' }) } },
+  },
+  304: DocumentResponses[304],
+}
+
+/** An HTML page (Content-Security-Policy and the other page headers: html-reply.ts). */
+export const HtmlPage = (description: string) => ({ description, content: { 'text/html': { schema: Type.String() } } })

@@ -9,7 +9,8 @@ import {
   SDK_TARGETS, PROVIDERS, BUILD_STATUSES, outputRepositorySecretRef, type BuildRecord, type OutputRepositoryRecord, type SdkRecord, type SdkTarget,
 } from '../storage/records.js'
 import { actorOf } from './auth.js'
-import { Data, IdOrSlug, List, Name, Nullable, PageQuery, Problem, SecretStatus, Slug, Ulid } from './schemas.js'
+import { OPTIONAL_BODY } from './description.js'
+import { Data, IdOrSlug, KEY_OR_SESSION, List, Name, Nullable, PageQuery, problems, SecretStatus, Slug, Ulid } from './schemas.js'
 
 const strict = { additionalProperties: false }
 const Time = Type.String({ format: 'date-time' })
@@ -120,8 +121,8 @@ const RepositoryBody = Type.Object({
   token: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'write-only: git password (basic auth) and provider API token; omitted keeps the stored one, null removes it' }))),
 }, strict)
 
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
-const security = [{ bearer: [] }]
+const errors = problems
+const security = KEY_OR_SESSION
 const SdkParams = Type.Object({ sdk: IdOrSlug })
 const TargetParams = Type.Object({ sdk: IdOrSlug, target: Target })
 const BuildParams = Type.Object({ build: Ulid })
@@ -160,7 +161,7 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   })
 
   app.post('/v1/sdks', {
-    schema: { tags: ['SDKs'], security, summary: 'Create an SDK', body: SdkCreate, response: { 201: Data(Sdk), ...errors(400, 401, 409, 422) } },
+    schema: { tags: ['SDKs'], security, summary: 'Create an SDK', body: SdkCreate, response: { 201: Data(Sdk), ...errors(400, 401, 403, 409, 413, 415, 422) } },
   }, async (request, reply) => {
     const sdk = await sdks.create(actorOf(request), request.body as SdkCreateInput)
     return reply.status(201).send({ data: await sdkView(sdk) })
@@ -171,11 +172,11 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   }, async (request) => ({ data: await sdkView(await sdks.require(actorOf(request), params<{ sdk: string }>(request).sdk)) }))
 
   app.patch('/v1/sdks/:sdk', {
-    schema: { tags: ['SDKs'], security, summary: 'Update an SDK (a target removed loses its output repository)', params: SdkParams, body: SdkUpdate, response: { 200: Data(Sdk), ...errors(400, 401, 404, 409, 422) } },
+    schema: { tags: ['SDKs'], security, summary: 'Update an SDK (a target removed loses its output repository)', params: SdkParams, body: SdkUpdate, response: { 200: Data(Sdk), ...errors(400, 401, 403, 404, 409, 413, 415, 422) } },
   }, async (request) => ({ data: await sdkView(await sdks.update(actorOf(request), await sdkId(request), request.body as SdkUpdateInput)) }))
 
   app.delete('/v1/sdks/:sdk', {
-    schema: { tags: ['SDKs'], security, summary: 'Delete an SDK with its repositories and builds (a running build is aborted)', params: SdkParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
+    schema: { tags: ['SDKs'], security, summary: 'Delete an SDK with its repositories and builds (a running build is aborted)', params: SdkParams, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
   }, async (request, reply) => {
     await sdks.remove(actorOf(request), await sdkId(request))
     return reply.status(204).send()
@@ -183,7 +184,7 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
 
   const repositoryPath = '/v1/sdks/:sdk/targets/:target/repository'
   app.put(repositoryPath, {
-    schema: { tags: ['SDKs'], security, summary: "Connect a target's output repository (the token is write-only)", params: TargetParams, body: RepositoryBody, response: { 200: Data(OutputRepository), 201: Data(OutputRepository), ...errors(400, 401, 404) } },
+    schema: { tags: ['SDKs'], security, summary: "Connect a target's output repository (the token is write-only)", params: TargetParams, body: RepositoryBody, response: { 200: Data(OutputRepository), 201: Data(OutputRepository), ...errors(400, 401, 403, 404, 413, 415, 422) } },
   }, async (request, reply) => {
     const { target } = params<{ target: SdkTarget }>(request)
     const sdk = await sdkId(request)
@@ -200,7 +201,7 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   })
 
   app.delete(repositoryPath, {
-    schema: { tags: ['SDKs'], security, summary: "Disconnect a target's output repository", params: TargetParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
+    schema: { tags: ['SDKs'], security, summary: "Disconnect a target's output repository", params: TargetParams, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
   }, async (request, reply) => {
     const { target } = params<{ target: SdkTarget }>(request)
     const sdk = await sdkId(request)
@@ -210,9 +211,9 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
 
   app.post('/v1/sdks/:sdk/builds', {
     schema: {
-      tags: ['Builds'], security, params: SdkParams, body: BuildRequest,
+      tags: ['Builds'], security, params: SdkParams, body: BuildRequest, [OPTIONAL_BODY]: true,
       summary: 'Queue an SDK build: one per requested target with an output repository, or archive-only builds',
-      response: { 202: Type.Object({ data: Type.Array(Build) }), ...errors(400, 401, 404, 422) },
+      response: { 202: Type.Object({ data: Type.Array(Build) }), ...errors(400, 401, 403, 404, 413, 415, 422) },
     },
     // The body is optional: no body asks for the default build.
     preValidation: async (request) => { request.body ??= {} },
@@ -241,12 +242,18 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   }, async (request) => ({ data: buildView(await sdks.requireBuild(actorOf(request), params<{ build: string }>(request).build)) }))
 
   app.get('/v1/builds/:build/logs', {
-    schema: { tags: ['Builds'], security, summary: "A build's log (text, at most 64 KB)", params: BuildParams, response: { 200: Type.String({ description: 'text/plain' }), ...errors(400, 401, 404) } },
+    schema: { tags: ['Builds'], security, summary: "A build's log (text, at most 64 KB)", params: BuildParams, response: { 200: { description: 'the log', content: { 'text/plain': { schema: Type.String() } } }, ...errors(400, 401, 404) } },
   }, async (request, reply) =>
     reply.type('text/plain; charset=utf-8').send(await sdks.log(actorOf(request), params<{ build: string }>(request).build)))
 
   app.get('/v1/builds/:build/artifact', {
-    schema: { tags: ['Builds'], security, summary: 'The generated files as a .tar.gz (deterministic: the same inputs give the same bytes)', params: BuildParams, response: { 200: Type.String({ description: 'application/gzip', format: 'binary' }), ...errors(400, 401, 404) } },
+    schema: { tags: ['Builds'], security, summary: 'The generated files as a .tar.gz (deterministic: the same inputs give the same bytes)', params: BuildParams, response: {
+        200: {
+          description: 'the archive (Content-Disposition names it <sdk>-<target>-<number>.tar.gz)',
+          content: { 'application/gzip': { schema: Type.String({ format: 'binary' }) } },
+        },
+        ...errors(400, 401, 404),
+      }, },
   }, async (request, reply) => {
     const build = await sdks.requireBuild(actorOf(request), params<{ build: string }>(request).build)
     const artifact = await sdks.artifact(actorOf(request), build.id)
@@ -257,6 +264,6 @@ export function registerSdkRoutes(app: FastifyInstance, registry: Registry): voi
   })
 
   app.post('/v1/builds/:build/cancel', {
-    schema: { tags: ['Builds'], security, summary: 'Cancel a queued or running build', params: BuildParams, response: { 200: Data(Build), ...errors(400, 401, 404, 409) } },
+    schema: { tags: ['Builds'], security, summary: 'Cancel a queued or running build', params: BuildParams, response: { 200: Data(Build), ...errors(400, 401, 403, 404, 409) } },
   }, async (request) => ({ data: buildView(await sdks.cancel(actorOf(request), params<{ build: string }>(request).build)) }))
 }

@@ -8,7 +8,7 @@ import type { SearchHit as Hit } from '../domain/search.js'
 import type { ReadStores } from '../storage/port.js'
 import type { Page, ResourceKind } from '../store/records.js'
 import { actorOf } from './auth.js'
-import { Api, PageQuery, Problem, Ruleset, Schema } from './schemas.js'
+import { Api, KEY_OR_SESSION, PageQuery, problems, Ruleset, Schema } from './schemas.js'
 
 export const SearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: 200, description: 'words to find; a word matches by prefix and with a typo or two' }),
@@ -38,10 +38,10 @@ export const SearchAnswer = Type.Object({ data: Type.Array(SearchHit), total: Ty
 export function registerSearchRoutes(app: FastifyInstance, registry: Registry): void {
   app.get('/v1/search', {
     schema: {
-      tags: ['Organization'], security: [{ bearer: [] }, { session: [] }],
+      tags: ['Organization'], security: KEY_OR_SESSION,
       summary: "Search the organization's APIs, schemas and rulesets: names, slugs, descriptions and their current documents (title, paths, operation ids, summaries, tags)",
       querystring: SearchQuery,
-      response: { 200: SearchAnswer, 400: Problem, 401: Problem },
+      response: { 200: SearchAnswer, ...problems(400, 401) },
     },
   }, async (request) => {
     const { q, kind, page, limit } = request.query as { q: string; kind?: ResourceKind; page?: number; limit?: number }

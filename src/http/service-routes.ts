@@ -4,6 +4,7 @@ import { stringify } from 'yaml'
 import type { Registry } from '../domain/registry.js'
 import { RegistryError } from '../errors.js'
 import { sendProblem } from './problems.js'
+import { NO_KEY, problems } from './schemas.js'
 
 const Readiness = Type.Object({ status: Type.Literal('ready'), storage: Type.Boolean(), workers: Type.Boolean() })
 
@@ -12,14 +13,14 @@ export function registerServiceRoutes(app: FastifyInstance, registry: Registry):
   // Probes are never rate limited: behind a proxy they share one client address with the traffic.
   app.get('/healthz', {
     config: { rateLimit: false },
-    schema: { tags: ['Service'], summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    schema: { tags: ['Service'], security: NO_KEY, summary: 'The process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }), ...problems() } },
   }, async () => ({ status: 'ok' as const }))
 
   app.get('/readyz', {
     config: { rateLimit: false },
     schema: {
-      tags: ['Service'], summary: 'Ready to serve: the storage is open and a document worker is running',
-      response: { 200: Readiness },
+      tags: ['Service'], security: NO_KEY, summary: 'Ready to serve: the storage is open and a document worker is running',
+      response: { 200: Readiness, ...problems(503) },
     },
   }, async (_request, reply) => {
     const { storage, workers } = await registry.readiness()

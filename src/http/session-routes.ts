@@ -8,7 +8,7 @@ import type { Actor } from '../domain/organizations.js'
 import type { Registry } from '../domain/registry.js'
 import { SESSION_TTL_MS, csrfTokenOf } from '../domain/sessions.js'
 import { actorOf, requireKeys, SESSION_COOKIE } from './auth.js'
-import { Data, Nullable, Problem, Ulid } from './schemas.js'
+import { Data, KEY_OR_SESSION, NO_KEY, Nullable, problems, Ulid } from './schemas.js'
 
 const KeyRole = Type.Enum(['read', 'write', 'admin'], { description: 'read: GET only; write: all but keys and organization settings; admin: all' })
 
@@ -23,9 +23,10 @@ const SignIn = Type.Object({
   api_key: Type.String({ minLength: 1, maxLength: 300, description: 'an API key of the organization: sk_…' }),
 }, { additionalProperties: false })
 
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+const errors = problems
 const tags = ['Session']
-const security: Record<string, string[]>[] = [{ bearer: [] }, { session: [] }]
+const security = KEY_OR_SESSION
+const SetCookie = (what: string) => ({ 'set-cookie': Type.String({ description: `${SESSION_COOKIE}=…: ${what}` }) })
 
 /**
  * The cookie: HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it), only to
@@ -50,8 +51,9 @@ export async function sessionRoutes(app: FastifyInstance, options: { registry: R
 
   app.post('/v1/session', {
     schema: {
-      tags, summary: 'Sign in to the console: exchange an API key for a session cookie (HttpOnly, SameSite=Strict)',
-      body: SignIn, response: { 201: Data(SessionView), ...errors(400, 401, 415, 429) },
+      tags, security: NO_KEY, summary: 'Sign in to the console: exchange an API key for a session cookie (HttpOnly, SameSite=Strict)',
+      body: SignIn,
+      response: { 201: { ...Data(SessionView), headers: SetCookie('the session (HttpOnly, SameSite=Strict, Path=/v1, 12 hours)') }, ...errors(400, 401, 413, 415, 429) },
     },
   }, async (request, reply: FastifyReply) => {
     const opened = await registry.sessions.open((request.body as { api_key: string }).api_key)
@@ -73,7 +75,10 @@ export async function sessionRoutes(app: FastifyInstance, options: { registry: R
 
     signedIn.delete('/v1/session', {
       config: { role: 'read' },
-      schema: { tags, security, summary: 'Sign out: the session ends everywhere and its cookie is cleared', response: { 204: Type.Null(), ...errors(401, 403) } },
+      schema: {
+        tags, security, summary: 'Sign out: the session ends everywhere and its cookie is cleared',
+        response: { 204: { type: 'null', description: 'signed out', headers: SetCookie('cleared (Max-Age=0)') }, ...errors(401, 403) },
+      },
     }, async (request, reply) => {
       const { session } = actorOf(request)
       if (session) await registry.sessions.close(session.id)

@@ -13,7 +13,7 @@ import { sendAsset } from './asset-reply.js'
 import { sendDocument, sendGzippedJson } from './document-reply.js'
 import { sendPage } from './html-reply.js'
 import { changelogItem } from '../sites/changelog.js'
-import { FormatQuery, Problem } from './schemas.js'
+import { DocumentResponses, FormatQuery, GzippedJsonResponses, HtmlPage, NO_KEY, problems } from './schemas.js'
 
 /**
  * Requests to a site's own domain are routed under this internal prefix (see `siteHostRewriter`), so
@@ -58,6 +58,13 @@ const PageParams = {
   guide: Type.String({ maxLength: 200 }), api: Type.String({ maxLength: 200 }), part: Type.String({ maxLength: 200 }), file: Type.String({ maxLength: 200 }),
 }
 const SiteParams = { org: Type.String({ minLength: 1, maxLength: 64 }), site: Type.String({ minLength: 1, maxLength: 64 }) }
+
+/** What a page route answers: the page, or the site's own "Page not found" (HTML too). */
+const PageResponses = (page: string) => ({
+  200: HtmlPage(page),
+  ...problems(400),
+  404: HtmlPage("Page not found: the site's own page when the site is public, a bare one otherwise"),
+})
 
 /** An API as the pages show it: its slug and name, and title and version from its current document. */
 const apiSummary = ({ api, current }: PublishedApi): SiteApiSummary => ({
@@ -110,27 +117,29 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
   const register = (prefix: string, params: Record<string, ReturnType<typeof Type.String>>, hide: boolean,
     locate: Locate) => {
     const schema = (summary: string, extra: Record<string, ReturnType<typeof Type.String>> = {}) => ({
-      hide, tags: ['Sites (pages)'], summary, params: Type.Object({ ...params, ...extra }),
+      hide, tags: ['Sites (pages)'], security: NO_KEY, summary, params: Type.Object({ ...params, ...extra }),
     })
+    const pageSchema = (summary: string, extra: Record<string, ReturnType<typeof Type.String>> = {}) => ({ ...schema(summary, extra), response: PageResponses(summary) })
     const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name]
 
-    app.get(`${prefix}/`, { schema: schema("A site's landing page (HTML)") },
+    // Described at its address without the slash, which redirects here (a path ending in a slash is ambiguous to many tools).
+    app.get(`${prefix}/`, { schema: { ...pageSchema("A site's landing page (HTML)"), hide: true } },
       page(locate, async (request) => landingPage(await contextOf(await locate(request)))))
 
-    app.get(`${prefix}/guides/:guide`, { schema: schema('A guide (HTML)', { guide: PageParams.guide }) }, page(locate, async (request) => {
+    app.get(`${prefix}/guides/:guide`, { schema: pageSchema('A guide (HTML)', { guide: PageParams.guide }) }, page(locate, async (request) => {
       const located = await locate(request)
       return guidePage(await contextOf(located), await sites.publicGuide(located.site, param(request, 'guide')))
     }))
 
     // A large document's reference is an index of parts, each on its own page (domain/reference-parts.ts).
-    app.get(`${prefix}/apis/:api`, { schema: schema("An API's reference page (HTML, Scalar), or the index of its parts", { api: PageParams.api }) }, page(locate, async (request) => {
+    app.get(`${prefix}/apis/:api`, { schema: pageSchema("An API's reference page (HTML, Scalar), or the index of its parts", { api: PageParams.api }) }, page(locate, async (request) => {
       const located = await locate(request)
       const published = await sites.publishedApi(located.site, param(request, 'api'))
       if (!parts.isSplit(published.current)) return referencePage(await contextOf(located), apiSummary(published))
       return referenceIndexPage(await contextOf(located), apiSummary(published), await parts.parts(published.current))
     }))
 
-    app.get(`${prefix}/apis/:api/changelog`, { schema: schema("An API's changelog (HTML)", { api: PageParams.api }) }, page(locate, async (request) => {
+    app.get(`${prefix}/apis/:api/changelog`, { schema: pageSchema("An API's changelog (HTML)", { api: PageParams.api }) }, page(locate, async (request) => {
       const located = await locate(request)
       const published = await sites.publishedApi(located.site, param(request, 'api'))
       const { items, total } = await registry.changelog.page(published.api, { offset: 0, limit: CHANGELOG_PAGE_VERSIONS })
@@ -138,7 +147,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     }))
 
     app.get(`${prefix}/apis/:api/parts/:part`, {
-      schema: schema("One part of a large API's reference (HTML, Scalar)", { api: PageParams.api, part: PageParams.part }),
+      schema: pageSchema("One part of a large API's reference (HTML, Scalar)", { api: PageParams.api, part: PageParams.part }),
     }, page(locate, async (request) => {
       const located = await locate(request)
       const published = await sites.publishedApi(located.site, param(request, 'api'))
@@ -154,7 +163,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     app.get(`${prefix}/apis/:api/parts/:part/openapi.json`, {
       schema: {
         ...schema("A part of a large API's document, for its reference page, with ETag", { api: PageParams.api, part: PageParams.part }),
-        response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem },
+        response: { ...GzippedJsonResponses, ...problems(400, 404) },
       },
     }, async (request, reply) => {
       const { current } = await sites.publishedApi((await locate(request)).site, param(request, 'api'))
@@ -167,7 +176,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     app.get(`${prefix}/apis/:api/openapi.json`, {
       schema: {
         ...schema("The API's current document for its reference page, with ETag", { api: PageParams.api }),
-        querystring: FormatQuery, response: { 200: Type.Unknown(), 304: Type.Null(), 404: Problem },
+        querystring: FormatQuery, response: { ...DocumentResponses, ...problems(400, 404) },
       },
     }, async (request, reply) => {
       const { current } = await sites.publishedApi((await locate(request)).site, param(request, 'api'))
@@ -180,7 +189,16 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     }))
 
     app.get(`${prefix}/_assets/:file`, {
-      schema: { ...schema('A static file of the pages (Scalar, styles)', { file: PageParams.file }), response: { 404: Problem } },
+      schema: {
+        ...schema('A static file of the pages (Scalar, styles, icon), cached as immutable (its name changes with its content)', { file: PageParams.file }),
+        response: {
+          200: {
+            description: 'the file (Content-Encoding: gzip when the request accepts it)',
+            content: Object.fromEntries(['text/javascript', 'text/css', 'image/svg+xml'].map((type) => [type, { schema: Type.String() }])),
+          },
+          ...problems(400, 404),
+        },
+      },
     }, async (request, reply) => {
       await locate(request)
       const asset = assets.get(param(request, 'file'))
@@ -193,7 +211,16 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
     const { org, site } = request.params as { org: string; site: string }
     return { site: await sites.publicSite(org, site), base: `/@${org}/sites/${site}` }
   })
-  app.get('/@:org/sites/:site', { schema: { hide: true, params: Type.Object(SiteParams) } }, async (request, reply) => {
+  app.get('/@:org/sites/:site', {
+    schema: {
+      tags: ['Sites (pages)'], security: NO_KEY, params: Type.Object(SiteParams),
+      summary: "A public site: redirects to its landing page (HTML), the same address with a slash at the end",
+      response: {
+        301: { type: 'null', description: "Moved Permanently to the site's landing page", headers: { location: Type.String({ description: '/@{org}/sites/{site}/' }) } },
+        ...problems(400, 404),
+      },
+    },
+  }, async (request, reply) => {
     const { org, site } = request.params as { org: string; site: string }
     await sites.publicSite(org, site)
     return reply.redirect(`/@${encodeURIComponent(org)}/sites/${encodeURIComponent(site)}/`, 301)

@@ -6,7 +6,7 @@ import {
   DOMAIN_MAX_LENGTH, DOMAIN_PATTERN, guideView, siteView, type GuideInput, type SiteInput, type SiteUpdate,
 } from '../domain/sites.js'
 import { actorOf } from './auth.js'
-import { Data, IdOrSlug, List, Name, Nullable, PageQuery, Problem, Slug, Ulid, Visibility } from './schemas.js'
+import { Data, IdOrSlug, KEY_OR_SESSION, List, Name, Nullable, PageQuery, problems, Slug, Ulid, Visibility } from './schemas.js'
 
 const Title = Type.String({ minLength: 1, maxLength: 200 })
 const Domain = Type.String({
@@ -62,8 +62,8 @@ const GuideBody = Type.Object({
 
 const SiteParams = Type.Object({ site: IdOrSlug })
 const GuideParams = Type.Object({ site: IdOrSlug, slug: Slug })
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
-const security = [{ bearer: [] }]
+const errors = problems
+const security = KEY_OR_SESSION
 const tags = ['Sites']
 
 /** `/v1/sites` and their guides (issue 6); registered inside the key-protected `/v1` scope. */
@@ -81,7 +81,7 @@ export async function siteRoutes(app: FastifyInstance, options: { registry: Regi
   })
 
   app.post('/v1/sites', {
-    schema: { tags, security, summary: 'Create a site', body: SiteCreate, response: { 201: Data(Site), ...errors(400, 401, 409, 422) } },
+    schema: { tags, security, summary: 'Create a site', body: SiteCreate, response: { 201: Data(Site), ...errors(400, 401, 403, 409, 413, 415, 422) } },
   }, async (request, reply) => {
     const site = await sites.create(actorOf(request), request.body as SiteInput)
     return reply.status(201).send({ data: siteView(site) })
@@ -94,12 +94,12 @@ export async function siteRoutes(app: FastifyInstance, options: { registry: Regi
   app.patch('/v1/sites/:site', {
     schema: {
       tags, security, summary: 'Update a site (api_ids and domains are replaced as a whole)', params: SiteParams, body: SiteChange,
-      response: { 200: Data(Site), ...errors(400, 401, 404, 409, 422) },
+      response: { 200: Data(Site), ...errors(400, 401, 403, 404, 409, 413, 415, 422) },
     },
   }, async (request) => ({ data: siteView(await sites.update(actorOf(request), await siteId(request), request.body as SiteUpdate)) }))
 
   app.delete('/v1/sites/:site', {
-    schema: { tags, security, summary: 'Delete a site and its guides', params: SiteParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
+    schema: { tags, security, summary: 'Delete a site and its guides', params: SiteParams, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
   }, async (request, reply) => {
     await sites.remove(actorOf(request), await siteId(request))
     return reply.status(204).send()
@@ -119,7 +119,7 @@ export async function siteRoutes(app: FastifyInstance, options: { registry: Regi
   app.put('/v1/sites/:site/guides/:slug', {
     schema: {
       tags, security, summary: 'Create (201) or replace (200) a guide', params: GuideParams, body: GuideBody,
-      response: { 200: Data(Guide), 201: Data(Guide), ...errors(400, 401, 404) },
+      response: { 200: Data(Guide), 201: Data(Guide), ...errors(400, 401, 403, 404, 413, 415) },
     },
   }, async (request, reply) => {
     const { slug } = request.params as { slug: string }
@@ -134,7 +134,7 @@ export async function siteRoutes(app: FastifyInstance, options: { registry: Regi
   }))
 
   app.delete('/v1/sites/:site/guides/:slug', {
-    schema: { tags, security, summary: 'Delete a guide', params: GuideParams, response: { 204: Type.Null(), ...errors(400, 401, 404) } },
+    schema: { tags, security, summary: 'Delete a guide', params: GuideParams, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
   }, async (request, reply) => {
     await sites.removeGuide(actorOf(request), await siteId(request), (request.params as { slug: string }).slug)
     return reply.status(204).send()

@@ -7,8 +7,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
 import { RegistryError } from '../errors.js'
-import type { RepositoryProvider } from '../storage/records.js'
-import { Data, Problem } from './schemas.js'
+import { Data, NO_KEY, problems } from './schemas.js'
 
 /**
  * Largest webhook body. Its JSON is read on the event loop before any signature can be checked (the
@@ -23,11 +22,53 @@ const Outcome = Type.Object({
   detail: Type.String(),
 })
 
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Problem]))
+/**
+ * What the registry reads of a delivery (src/domain/webhooks.ts): the provider's headers, and of the
+ * payload the pushed ref, whether it deleted the branch, and the repository's urls. The rest of what
+ * GitHub and GitLab send is accepted and ignored.
+ */
+const Ref = Type.String({ description: '`refs/heads/<branch>` for a push to a branch' })
+const After = Type.String({ description: 'the commit the ref points at now (zeros: the branch was deleted)' })
+const GithubPayload = Type.Object({
+  ref: Type.Optional(Ref),
+  after: Type.Optional(After),
+  deleted: Type.Optional(Type.Boolean()),
+  repository: Type.Optional(Type.Object({
+    clone_url: Type.Optional(Type.String()), html_url: Type.Optional(Type.String()), url: Type.Optional(Type.String()),
+  }, { description: 'matched against the connections by its urls' })),
+}, { description: "GitHub's push or ping payload" })
+const GitlabRepository = Type.Object({ git_http_url: Type.Optional(Type.String()), web_url: Type.Optional(Type.String()), homepage: Type.Optional(Type.String()) })
+const GitlabPayload = Type.Object({
+  ref: Type.Optional(Ref),
+  after: Type.Optional(After),
+  project: Type.Optional(GitlabRepository),
+  repository: Type.Optional(GitlabRepository),
+}, { description: "GitLab's push hook payload; the project's urls are matched against the connections" })
 
-const HEADERS: Record<RepositoryProvider, string> = {
-  github: 'X-GitHub-Event (`push`, `ping`), X-GitHub-Delivery, X-Hub-Signature-256 (HMAC-SHA256 of the body with the webhook secret)',
-  gitlab: 'X-Gitlab-Event (`Push Hook`), X-Gitlab-Event-UUID, X-Gitlab-Token (the webhook secret)',
+const DELIVERIES = {
+  github: {
+    body: {
+      content: {
+        'application/json': { schema: GithubPayload },
+        'application/x-www-form-urlencoded': {
+          schema: Type.Object({ payload: Type.String({ description: 'the same payload as JSON text' }) }, { required: ['payload'] }),
+        },
+      },
+    },
+    headers: Type.Object({
+      'X-GitHub-Event': Type.String({ description: '`push` queues syncs, `ping` answers pong; other events are ignored' }),
+      'X-GitHub-Delivery': Type.Optional(Type.String({ maxLength: 200, description: 'the delivery id: a delivery seen before is not handled again' })),
+      'X-Hub-Signature-256': Type.String({ description: 'sha256=<hex HMAC-SHA256 of the body with the webhook secret>' }),
+    }),
+  },
+  gitlab: {
+    body: { content: { 'application/json': { schema: GitlabPayload } } },
+    headers: Type.Object({
+      'X-Gitlab-Event': Type.String({ description: '`Push Hook` queues syncs; other events are ignored' }),
+      'X-Gitlab-Event-UUID': Type.Optional(Type.String({ maxLength: 200, description: 'the delivery id: a delivery seen before is not handled again' })),
+      'X-Gitlab-Token': Type.String({ description: 'the webhook secret' }),
+    }),
+  },
 }
 
 export const webhookRoutes: FastifyPluginAsync<{ registry: Registry }> = async (app: FastifyInstance, { registry }) => {
@@ -37,12 +78,18 @@ export const webhookRoutes: FastifyPluginAsync<{ registry: Registry }> = async (
   for (const provider of ['github', 'gitlab'] as const) {
     app.post(`/webhooks/${provider}`, {
       bodyLimit: WEBHOOK_BODY_LIMIT,
+      // The signature is over the bytes as sent: they are read by the domain (webhooks.ts), which answers
+      // what is missing or malformed; the schemas above describe them, nothing validates them here.
+      validatorCompiler: () => () => true,
       schema: {
         tags: ['Repository sync'],
+        // Authenticated by the signature (or token) in its headers, checked against each connection's secret.
+        security: NO_KEY,
         summary: `${provider === 'github' ? 'GitHub' : 'GitLab'} push webhook: syncs every API connected to the pushed branch`,
-        description: `Headers: ${HEADERS[provider]}. Answers 202 when syncs were queued, 200 when there is nothing to do `
+        description: 'Answers 202 when syncs were queued, 200 when there is nothing to do '
           + '(ping, another branch, a delivery already handled), 401 when no connection\'s secret verifies it.',
-        response: { 200: Data(Outcome), 202: Data(Outcome), ...errors(400, 401, 413) },
+        ...DELIVERIES[provider],
+        response: { 200: Data(Outcome), 202: Data(Outcome), ...problems(400, 401, 413) },
       },
     }, async (request, reply) => {
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)

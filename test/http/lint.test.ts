@@ -213,7 +213,8 @@ t.test('findings in a 422, a dry run and the lint route carry their line and col
 
   const description = json(await s.call({ method: 'GET', url: '/openapi.json', key: null }))
   const upload = description.paths['/v1/apis/{api}/spec'].post
-  const problemItem = upload.responses['422'].content['application/json'].schema.properties.errors.items
+  t.same(upload.responses['422'].content['application/problem+json'].schema, { $ref: '#/components/schemas/Problem' }, 'a 422 is a problem')
+  const problemItem = description.components.schemas.Problem.properties.errors.items
   t.match(problemItem.properties, { line: { type: 'integer', minimum: 1 }, column: { type: 'integer', minimum: 1 } }, '/openapi.json describes them in errors[]')
   const dryRun = upload.responses['200'].content['application/json'].schema.anyOf
     .map((s: { properties: { data: { properties?: Record<string, { items?: { properties: object } }> } } }) => s.properties.data.properties?.findings)

@@ -310,7 +310,7 @@ t.test('/openapi.json documents the site routes', async (t) => {
   t.teardown(s.close)
   const doc = json(await s.call({ method: 'GET', url: '/openapi.json' }))
   for (const path of ['/v1/sites', '/v1/sites/{site}', '/v1/sites/{site}/guides', '/v1/sites/{site}/guides/{slug}',
-    '/@{org}/sites/{site}/', '/@{org}/sites/{site}/guides/{guide}', '/@{org}/sites/{site}/apis/{api}']) {
+    '/@{org}/sites/{site}', '/@{org}/sites/{site}/guides/{guide}', '/@{org}/sites/{site}/apis/{api}']) {
     t.ok(doc.paths[path], path)
   }
   t.ok(doc.paths['/v1/sites'].post.requestBody, 'the create body is described')
