@@ -4,10 +4,12 @@
  * git mirror's derived repositories, answers after a restart from what the database holds, and the CLI
  * works on the same database.
  */
+import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { petstore, tempDir } from '../helpers.js'
+import { eventually } from '../support/git-repos.js'
 import { postgresForFile } from '../support/postgres.js'
 import { api, cliAsync, startServer } from './spawn.js'
 
@@ -44,6 +46,19 @@ if (server) {
     const other = (await call('POST', '/v1/apis', { name: 'Gone' })).json().data
     t.equal((await call('DELETE', `/v1/apis/${other.id}`)).status, 204)
     t.equal((await call('GET', `/v1/apis/${other.id}`)).status, 404)
+
+    // The git mirror, written from the database's journal: every version a commit, cloned over HTTP.
+    const clone = join(storage, 'clone')
+    const cloned = await eventually(async () => {
+      rmSync(clone, { recursive: true, force: true })
+      const result = spawnSync('git', ['clone', '--quiet', `${registry.url.replace('http://', `http://x:${KEY}@`)}/git/default.git`, clone], { encoding: 'utf8' })
+      if (result.status !== 0) return undefined
+      const log = spawnSync('git', ['log', '--format=%s'], { cwd: clone, encoding: 'utf8' }).stdout.trim().split('\n')
+      return log.length >= 8 ? log : undefined
+    })
+    t.ok(cloned.some((subject) => /version 3/i.test(subject)), `the mirror has the restored version's commit: ${cloned.join(' | ')}`)
+    t.ok(existsSync(join(clone, 'apis', 'pets')), 'and the API\'s folder')
+    rmSync(clone, { recursive: true, force: true })
 
     t.equal(await registry.stop(), 0)
     t.notOk(existsSync(join(storage, 'index')), 'no LMDB environment in the storage directory')
