@@ -9,7 +9,11 @@
  * schemas are looked up by dialect, `allErrors` and canonical JSON in a bounded cache, compiled on a miss
  * with Spectral's own instances kept for the worker. A schema that names itself (`$id`, or draft-04's
  * `id`) is left to the document's own instances, as before: a shared Ajv would answer an id it saw in
- * another document; so is a schema that contains itself (it has no text). The shared instances are replaced every ROTATE compilations: Ajv keeps every schema
+ * another document. So is a schema that refers to another by URI (a `$ref` not starting with `#`, or a
+ * `$schema`): the document's instances resolve it to the schema of that `$id` when they compiled that
+ * one earlier in the same lint, which a shared Ajv (never given a schema with an id) cannot; the lint
+ * differential found this (an OpenAPI 3.1 `$ref` to a component's `$id`). So is a schema that contains itself (it has no
+ * text). The shared instances are replaced every ROTATE compilations: Ajv keeps every schema
  * it compiled, so they would otherwise grow without end (a validator keeps its own instance alive).
  */
 import { createRequire } from 'node:module'
@@ -53,7 +57,7 @@ export function installValidatorCache(): void {
     return (schema, dialect, allErrors) => {
       if (!enabled) return perDocument(schema, dialect, allErrors)
       const text = canonicalText(schema)
-      if (text === undefined || namesItself(text, dialect)) return perDocument(schema, dialect, allErrors)
+      if (text === undefined || namesItself(text, dialect) || refersByUri(text)) return perDocument(schema, dialect, allErrors)
       const key = `${dialect}\n${allErrors ? 1 : 0}\n${text}`
       let validator = validators.get(key)
       if (!validator) {
@@ -84,4 +88,13 @@ function canonicalText(schema: object): string | undefined {
 /** True when the schema text holds `$id` (or, in draft-04, `id`) as a member name anywhere. */
 function namesItself(text: string, dialect: string): boolean {
   return text.includes('"$id":') || (dialect === 'draft4' && text.includes('"id":'))
+}
+
+/**
+ * True when the schema text holds a `$ref` (or `$dynamicRef`, `$recursiveRef`) whose value is not a
+ * fragment of the schema itself (`#…`), or a `$schema`: a URI, looked up among the ids the Ajv
+ * instance has seen.
+ */
+function refersByUri(text: string): boolean {
+  return /"\$(?:ref|dynamicRef|recursiveRef)":"(?!#)|"\$schema":"/.test(text)
 }

@@ -46,6 +46,17 @@ function documents(): Record<string, unknown> {
       '/e': { get: operation({ id: 'x' }, { $id: 'https://example.com/thing', type: 'object', properties: { id: { type: 'integer' } } }) },
       '/f': { get: operation({ id: 'y' }, { $id: 'https://example.com/thing', type: 'object', properties: { id: { type: 'string' } } }) },
     }, {}),
+    // Spectral's Ajv resolves a URI to a schema of that $id it compiled earlier in the same lint (found
+    // by the lint differential, test/documents/lint-differential.test.ts).
+    'schemas referred to by their $id, from a $ref and from a $schema': base('3.1.0', {
+      '/id1': { get: operation({ n: 'x' }, { $ref: '#/components/schemas/Thing' }) },
+      '/id2': { get: operation({ kind: 'b' }, { $ref: '#/components/schemas/Kind' }) },
+      '/id3': { get: operation({ t: { n: 'y' } }, { type: 'object', properties: { t: { $ref: 'https://example.com/thing' } } }) },
+      '/id4': { get: operation({ n: 'z' }, { $schema: 'https://example.com/kind', type: 'object', properties: { n: { type: 'integer' } } }) },
+    }, {
+      Thing: { $id: 'https://example.com/thing', type: 'object', properties: { n: { type: 'integer' } } },
+      Kind: { $id: 'https://example.com/kind', type: 'object', properties: { kind: { enum: ['a'] } } },
+    }),
     'a recursive schema': base('3.1.0', {
       '/tree': { get: operation({ value: 1, children: [{ value: 'two' }] }, { $ref: '#/components/schemas/Node' }) },
     }, { Node: { type: 'object', properties: { value: { type: 'integer' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } } }),
