@@ -13,9 +13,7 @@ import { canonicalJson, checksumOf } from '../src/documents/canonical.js'
 import { parseDocumentText } from '../src/documents/parse.js'
 import { Organizations } from '../src/domain/organizations.js'
 import { newId, now } from '../src/domain/ids.js'
-import { LmdbIndex } from '../src/store/lmdb-index.js'
 import { LmdbStorage } from '../src/storage/lmdb/storage.js'
-import { FsBlobStore } from '../src/store/fs-blob-store.js'
 import type { ResourceRecord } from '../src/store/records.js'
 import { generateOpenApi } from './generate.js'
 import { compareThroughput, load, median } from './load.js'
@@ -129,23 +127,24 @@ function validateAndLintMs(uploads: Upload[], warmUp?: Upload): Promise<number[]
 }
 
 async function seedApis(storage: string, count: number): Promise<void> {
-  const index = new LmdbIndex(join(storage, 'index'))
-  const orgs = new Organizations(new LmdbStorage({ root: index.root, blobs: new FsBlobStore(storage) }))
-  const { organization } = await orgs.create('default', 'Default', KEY)
+  const port = new LmdbStorage(storage)
+  const { organization } = await new Organizations(port).create('default', 'Default', KEY)
   const at = now()
+  // 2,000 APIs per transaction, each created and journaled for the mirror as an API created through the registry is.
   for (let start = 0; start < count; start += 2000) {
-    const batch: Promise<unknown>[] = []
-    for (let i = start; i < Math.min(count, start + 2000); i++) {
-      const record: ResourceRecord = {
-        id: newId(), organization_id: organization.id, kind: 'api', name: `api ${String(i).padStart(6, '0')}`,
-        slug: `api-${i}`, visibility: 'private', description: null, created_at: at, updated_at: at, last_number: 0,
-        logo_url: null, ruleset_id: null, blocking_severity: null,
+    await port.transaction(async (tx) => {
+      for (let i = start; i < Math.min(count, start + 2000); i++) {
+        const record: ResourceRecord = {
+          id: newId(), organization_id: organization.id, kind: 'api', name: `api ${String(i).padStart(6, '0')}`,
+          slug: `api-${i}`, visibility: 'private', description: null, created_at: at, updated_at: at, last_number: 0,
+          logo_url: null, ruleset_id: null, blocking_severity: null,
+        }
+        await tx.resources.create(record)
+        await tx.mirror.append(organization.id, at, { change: 'create', resource: record })
       }
-      batch.push(index.createResource(record, 'explicit'))
-    }
-    await Promise.all(batch)
+    })
   }
-  await index.close()
+  await port.close()
 }
 
 async function main() {

@@ -4,7 +4,7 @@ import { buildApp, type AppConfig } from '../src/app.js'
 import type { DocumentProcessor } from '../src/domain/documents.js'
 import { Registry, type RegistryOptions } from '../src/domain/registry.js'
 import { RegistryMetrics } from '../src/metrics/registry-metrics.js'
-import type { BlobStore } from '../src/store/interfaces.js'
+import type { BlobStore } from '../src/storage/records.js'
 import { SecretKeyring } from '../src/store/secret-keyring.js'
 
 import { tempDir } from './temp.js'

@@ -6,7 +6,7 @@
 import { DIFF_VERSION, type Classification, type DiffResult } from '../documents/diff/types.js'
 import { changesPage, changeTotal, emptyCounts } from '../documents/diff/result.js'
 import { notFound } from '../errors.js'
-import type { BlobStore } from '../store/interfaces.js'
+import type { BlobStore } from '../storage/records.js'
 import type { Storage } from '../storage/port.js'
 import type { PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'

@@ -69,8 +69,7 @@ export class Mirror {
   }
 
   /**
-   * After a commit that journaled: the port's (heard in the constructor), and, until resource deletion
-   * moves onto the port, `LmdbIndex`'s deletes (the registry forwards them). Nothing before `start`.
+   * After a commit that journaled (heard from the storage port in the constructor). Nothing before `start`.
    */
   journaled(): void {
     if (this.started) this.writer.journaled()

@@ -13,7 +13,7 @@ import type { ReferenceWorkers } from '../documents/reference-pool.js'
 import type { PlannedPart, SplitLimits } from '../documents/reference-split.js'
 import { notFound } from '../errors.js'
 import type { VersionRecord } from '../store/records.js'
-import type { BlobStore } from '../store/interfaces.js'
+import type { BlobStore } from '../storage/records.js'
 import { deriveSlug } from './slugs.js'
 
 export interface ReferencePartsOptions {

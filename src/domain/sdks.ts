@@ -53,9 +53,8 @@ export interface BuildSignals {
 }
 
 /**
- * Refuses the deletion of an API that SDKs attach (409), given their ids: read synchronously by the
- * delete hook while deletion runs in `LmdbIndex`'s transaction (registry.ts), and through
- * `tx.sdks.sdksUsingApi` once deletion is a port transaction.
+ * Refuses the deletion of an API that SDKs attach (409), given their ids (read through
+ * `tx.sdks.sdksUsingApi` in the deletion's transaction, registry.ts).
  */
 export function refuseAttachedApiDelete(resource: ResourceRecord, sdkIds: string[]): void {
   if (resource.kind !== 'api') return

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import { notFound } from '../errors.js'
 import type { DocumentFormat } from '../documents/types.js'
-import type { BlobStore, VersionBuilder } from '../store/interfaces.js'
+import type { BlobStore } from '../storage/records.js'
 import type { Storage, Stores } from '../storage/port.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../store/records.js'
 import type { DocumentProcessor } from './documents.js'
@@ -123,6 +123,9 @@ export class Versions {
   }
 }
 
+/** What a version's builder decides: a new version, or that the upload changes nothing. */
+type VersionOutcome = { version: VersionRecord } | { unchanged: VersionRecord }
+
 /**
  * Appends a resource's next version in one transaction: `build` decides on the resource and its current
  * version as the transaction read them (a new version, or that nothing changes), may throw to refuse,
@@ -131,7 +134,7 @@ export class Versions {
 export function appendVersion(
   storage: Storage,
   resourceId: string,
-  build: (resource: ResourceRecord, current: VersionRecord | undefined, tx: Stores) => ReturnType<VersionBuilder> | Promise<ReturnType<VersionBuilder>>,
+  build: (resource: ResourceRecord, current: VersionRecord | undefined, tx: Stores) => VersionOutcome | Promise<VersionOutcome>,
 ): Promise<{ version: VersionRecord; created: boolean }> {
   return storage.transaction(async (tx) => {
     const resource = await tx.resources.get(resourceId)

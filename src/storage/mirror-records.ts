@@ -1,6 +1,6 @@
 /**
  * The records of the git mirror (issue 5) and of search's terms (issue 17) as both adapters store them:
- * the LMDB databases of `MIRROR_DATABASES` and `SEARCH_DATABASES` (src/store/layout.ts) hold them as
+ * the LMDB databases of `MIRROR_DATABASES` and `SEARCH_DATABASES` (src/storage/lmdb/layout.ts) hold them as
  * they are, PostgreSQL's json columns as json (migrations 001 and 008). Re-exported by records.ts.
  */
 import type { ResourceRecord, VersionRecord } from '../store/records.js'

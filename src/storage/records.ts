@@ -4,12 +4,12 @@
  * the on-disk shape of an existing `./storage` stays exactly what it was.
  */
 import type { StoredSecret } from '../store/secret-keyring.js'
+import type { DocumentFormat } from '../documents/types.js'
 import type { Visibility } from '../store/records.js'
 
 export type {
-  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord,
+  KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, VersionSource,
 } from '../store/records.js'
-export type { BlobRef, BlobStore } from '../store/interfaces.js'
 export type { Finding } from '../documents/types.js'
 export type { DiffResult } from '../documents/diff/types.js'
 /** The git mirror's journal, history, heads and remotes, and search's terms: their records. */
@@ -19,6 +19,41 @@ export type { StoredSecret }
 export * from './sdk-records.js'
 /** Repository connections and their last sync (issue 5): their records, kept where the port's section is. */
 export * from './repository-records.js'
+
+// ---------------------------------------------------------------- blobs
+
+/**
+ * A stored text: its canonical checksum (what the document is), the SHA-256 of its bytes (which text
+ * it is: key order, YAML comments) and its format.
+ */
+export interface BlobRef {
+  checksum: string
+  digest: string
+  format: DocumentFormat
+}
+
+/** Where document texts are kept: files under `<storage>/blobs` (LMDB) or rows (PostgreSQL). */
+export interface BlobStore {
+  /**
+   * Writes the bytes unless present (temporary file, fsync, rename). A blob already there is touched,
+   * so that `gc` sees it as young while the upload that found it commits.
+   */
+  put(ref: BlobRef, bytes: string | Buffer): Promise<{ created: boolean; size: number }>
+  get(ref: BlobRef): Promise<Buffer>
+  has(ref: BlobRef): Promise<boolean>
+  /** Every stored blob (for verify and gc). */
+  list(): AsyncIterable<BlobRef & { size: number; modifiedMs: number }>
+  /**
+   * Deletes one blob, only when it was last written or touched before `unchangedSince` (ms epoch)
+   * if given; answers the bytes freed (0 when it was not there or is younger).
+   */
+  remove(ref: BlobRef, unchangedSince?: number): Promise<number>
+  /**
+   * Stores that write through temporary files: deletes those last written before `olderThan` (ms
+   * epoch), which a crash during a write leaves behind; answers the bytes freed.
+   */
+  removeTemporaries?(olderThan: number): Promise<number>
+}
 
 // ---------------------------------------------------------------- outbound events (issue 20)
 

@@ -1,6 +1,6 @@
 /**
  * The records of the SDK feature (issue 7) as both adapters store them: the LMDB databases of
- * `SDK_DATABASES` (src/store/layout.ts) hold them as they are, PostgreSQL's `record` columns as json.
+ * `SDK_DATABASES` (src/storage/lmdb/layout.ts) hold them as they are, PostgreSQL's `record` columns as json.
  * Re-exported by records.ts.
  */
 import type { StoredSecret } from '../store/secret-keyring.js'

@@ -4,8 +4,8 @@ import t from 'tap'
 import { stringify } from 'yaml'
 import { DocumentWorkers } from '../../src/documents/pool.js'
 import { verifyStorage } from '../../src/domain/maintenance.js'
-import { FsBlobStore } from '../../src/store/fs-blob-store.js'
-import type { BlobStore } from '../../src/store/interfaces.js'
+import { FsBlobStore } from '../../src/storage/lmdb/fs-blob-store.js'
+import type { BlobStore } from '../../src/storage/records.js'
 import { json, petstore, startTestServer, type TestServer } from '../helpers.js'
 
 const CRASHING_WORKER = new URL('../fixtures/crashing-worker.ts', import.meta.url).href

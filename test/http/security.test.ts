@@ -11,7 +11,7 @@ import { connect } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
 import { listImportFiles } from '../../src/cli/import.js'
-import { FsBlobStore } from '../../src/store/fs-blob-store.js'
+import { FsBlobStore } from '../../src/storage/lmdb/fs-blob-store.js'
 import { json, petstore, startTestServer, tempDir, type TestServer } from '../helpers.js'
 
 type Response = { statusCode: number; headers: Record<string, unknown>; body: string }

@@ -9,8 +9,6 @@ import { join } from 'node:path'
 import t from 'tap'
 import { petstore, startTestServer, tempDir } from '../helpers.js'
 import { api, cliJson, startServer } from '../process/spawn.js'
-import { LmdbIndex } from '../../src/store/lmdb-index.js'
-import { FsBlobStore } from '../../src/store/fs-blob-store.js'
 import { LmdbStorage } from '../../src/storage/lmdb/storage.js'
 import { filesContaining, fileCount, newKeyFile, webhookPing } from './secrets-support.js'
 
@@ -82,17 +80,16 @@ t.test('secrets an earlier version stored in plaintext are sealed when the serve
     provider: 'github', url: REPOSITORY, branch: 'main', path: 'openapi.yaml',
   } })).statusCode, 201)
   await before.close()
-  const index = new LmdbIndex(join(storage, 'index'))
-  const port = new LmdbStorage({ root: index.root, blobs: new FsBlobStore(storage) })
-  await port.transaction(async (tx) => { await tx.repositories.put({ ...(await tx.repositories.get(created.id))!, webhook_secret: webhookSecret }) })
+  // The port stores what it is given: plaintext here, as an earlier version wrote it (sealing is the domain's).
+  const port = new LmdbStorage(storage)
+  await port.transaction(async (tx) => {
+    await tx.repositories.put({ ...(await tx.repositories.get(created.id))!, webhook_secret: webhookSecret })
+    await tx.mirror.putRemote(before.orgId, {
+      url: 'https://git.example.com/acme/registry.git', token: mirrorToken, created_at: new Date().toISOString(),
+      last_pushed_commit: null, last_pushed_at: null, last_error: null, last_error_at: null,
+    })
+  })
   await port.close()
-  const mirrorPort = new LmdbStorage({ root: index.root, blobs: new FsBlobStore(storage) })
-  await mirrorPort.transaction((tx) => tx.mirror.putRemote(before.orgId, {
-    url: 'https://git.example.com/acme/registry.git', token: mirrorToken, created_at: new Date().toISOString(),
-    last_pushed_commit: null, last_pushed_at: null, last_error: null, last_error_at: null,
-  }))
-  await mirrorPort.close()
-  await index.close()
 
   const env = { ...OUTBOUND, REGISTRY_SECRET_KEY_FILE: newKeyFile(keys) }
   const s = ['--storage', storage]

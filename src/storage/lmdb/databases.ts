@@ -1,15 +1,17 @@
 /**
- * The named databases the LMDB adapter reads and writes: today's (src/store/layout.ts), opened with
- * the options src/store/lmdb-index.ts opens them with, so that an existing `./storage` is read as it is.
+ * The named databases the LMDB adapter reads and writes (layout.ts), in the environment file and with
+ * the options the registry has always used, so that an existing `./storage` is read as it is.
  */
 import { join } from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import {
   DATABASES, MIRROR_DATABASES, REPOSITORY_DATABASES, SDK_DATABASES, SEARCH_DATABASES, SESSION_DATABASES, SITE_DATABASES,
-} from '../../store/layout.js'
-import { INDEX_FILE } from '../../store/lmdb-index.js'
+} from './layout.js'
 import type { Key } from './transaction-view.js'
+
+/** The environment's file under `<storage>/index` (a backup copies it under the same name). */
+export const INDEX_FILE = 'registry.mdb'
 
 export type IndexDatabases = { -readonly [name in keyof typeof DATABASES]: Database<any, Key> }
 export type MirrorDatabases = { -readonly [name in keyof typeof MIRROR_DATABASES]: Database<any, Key> }
@@ -44,24 +46,25 @@ export interface LmdbEnvironment {
   search: SearchDatabases
   port: PortDatabases
   sessions: SessionDatabases
-  /** Today's databases of sites, SDKs and repository connections (src/store/layout.ts), read as they are. */
+  /** The databases of sites, SDKs and repository connections (layout.ts), read as they are. */
   sites: SiteDatabases
   sdks: SdkDatabases
   repositories: RepositoryDatabases
 }
 
-/** Opens `<storage>/index/registry.mdb`, the environment today's index opens. */
+/** Opens `<storage>/index/registry.mdb`. */
 export function openEnvironment(storage: string): LmdbEnvironment {
   const directory = join(storage, 'index')
   mkdirSync(directory, { recursive: true })
   return environmentOn(open<any, Key>({ path: join(directory, INDEX_FILE), maxDbs: 64 }))
 }
 
-/** The named databases of an environment already open (the one `LmdbIndex` opened, shared with it). */
-export function environmentOn(root: RootDatabase<any, Key>): LmdbEnvironment {
+function environmentOn(root: RootDatabase<any, Key>): LmdbEnvironment {
   const named = <T extends Record<string, string>>(names: T) => {
     const opened = {} as { -readonly [field in keyof T]: Database<any, Key> }
-    // No decoded-record cache: it did not see other processes' writes (see lmdb-index.ts).
+    // No decoded-record cache: lmdb's cache did not see writes made by another process (the CLI
+    // revoking a key, importing or restoring), so a revoked key kept authenticating and the server's
+    // next write put the cached record back. Every read goes to the memory map.
     for (const field of Object.keys(names) as (keyof T)[]) opened[field] = root.openDB<any, Key>({ name: names[field], cache: false })
     return opened
   }

@@ -1,17 +1,17 @@
 /**
- * The git mirror's records on today's databases (`MIRROR_DATABASES`, src/store/layout.ts), as the
- * index wrote them: `mirror-journal` (sequence number → JournalEntry, removed once applied),
+ * The git mirror's records on its databases (`MIRROR_DATABASES`, layout.ts), as the registry has
+ * always kept them: `mirror-journal` (sequence number → JournalEntry, removed once applied),
  * `mirror-meta` ('seq' → the last number handed out), `mirror-history` ([organization, sequence number]
  * → HistoryEntry, kept), `mirror-heads` (organization → MirrorHead) and `mirror-remotes` (organization →
  * MirrorRemote).
  */
-import { notFound, RegistryError } from '../../errors.js'
+import { notFound } from '../../errors.js'
 import type { MirrorJournalStore } from '../port.js'
 import type {
   HistoryEntry, HistoryPosition, JournalChange, JournalEntry, MirrorHead, MirrorRemote, MirrorVersion,
 } from '../records.js'
-import type { LmdbEnvironment } from './databases.js'
-import { appendToJournal } from './journal-append.js'
+import { historyEntry } from '../records.js'
+import type { LmdbEnvironment, MirrorDatabases } from './databases.js'
 import type { Key, LmdbAccess } from './transaction-view.js'
 
 /** History entries read at a time while looking for versions. */
@@ -92,24 +92,6 @@ export class LmdbMirrorJournal implements MirrorJournalStore {
     for (const seq of seqs) this.access.remove(this.db.journal, seq)
   }
 
-  async copyIn(organizationId: string, history: HistoryEntry[], journal: JournalEntry[]): Promise<void> {
-    this.requireOrganization(organizationId)
-    for (const entry of journal) {
-      if (entry.organization_id !== organizationId) throw new Error(`journal entry ${entry.seq} is another organization's`)
-      if (this.access.get(this.db.journal, entry.seq) !== undefined) throw taken(entry.seq)
-      this.access.put(this.db.journal, entry.seq, entry)
-    }
-    for (const entry of history) {
-      if (this.access.get(this.db.history, [organizationId, entry.seq]) !== undefined) throw taken(entry.seq)
-      this.access.put(this.db.history, [organizationId, entry.seq], entry)
-    }
-    const highest = Math.max(0, ...journal.map((entry) => entry.seq), ...history.map((entry) => entry.seq))
-    // Applied at commit like an append's counter: raised, never lowered, so concurrent appends never conflict with it.
-    this.access.atCommit(() => {
-      if (highest > ((this.db.meta.get('seq') as number | undefined) ?? 0)) this.db.meta.put('seq', highest)
-    })
-  }
-
   async putRemote(organizationId: string, remote: MirrorRemote): Promise<void> {
     this.requireOrganization(organizationId)
     this.access.put(this.db.remotes, organizationId, remote)
@@ -126,9 +108,20 @@ export class LmdbMirrorJournal implements MirrorJournalStore {
   }
 }
 
-const taken = (seq: number) => new RegistryError('conflict', `mirror entry ${seq} is already there`)
-
 function position(key: Key): HistoryPosition {
   const [organizationId, seq] = key as [string, number]
   return { organization_id: organizationId, seq }
+}
+
+/**
+ * One append: the sequence counter under `mirror-meta` 'seq', the entry under its number in
+ * `mirror-journal`, and (but for a rebuild request) its history entry under [organization, number] in
+ * `mirror-history`. Runs inside the commit's LMDB write transaction, where the counter is read as
+ * committed and under the write lock, so concurrent appends never conflict.
+ */
+function appendToJournal(db: MirrorDatabases, organizationId: string, at: string, change: JournalChange): void {
+  const seq = ((db.meta.get('seq') as number | undefined) ?? 0) + 1
+  db.meta.put('seq', seq)
+  db.journal.put(seq, { ...change, seq, organization_id: organizationId, at } as JournalEntry)
+  if (change.change !== 'rebuild') db.history.put([organizationId, seq], historyEntry(seq, at, change))
 }

@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../../errors.js'
-import { repositoryKeys } from '../../store/layout.js'
+import { repositoryKeys } from './layout.js'
 import { MAX_DELIVERIES } from '../features/repositories.js'
 import type { RepositoryStore } from '../port.js'
 import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, ResourceRecord } from '../records.js'
@@ -8,7 +8,7 @@ import type { LmdbAccess } from './transaction-view.js'
 
 /**
  * The repositories section on today's LMDB databases of the feature (`environment.repositories`,
- * `REPOSITORY_DATABASES` in src/store/layout.ts), read and written with their keys as they were:
+ * `REPOSITORY_DATABASES` in layout.ts), read and written with their keys as they were:
  * `repository-connections` (api id → connection), `repository-branches` ([normalized url, branch, api id]
  * → null), `webhook-deliveries` ([provider, id] → ms first seen) and `webhook-delivery-order` ([ms,
  * provider, id] → null).

@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../../errors.js'
-import { keys, type Scope } from '../../store/layout.js'
+import { keys, type Scope } from './layout.js'
 import type { ResourceStore } from '../port.js'
 import type { ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../records.js'
 import type { IndexDatabases } from './databases.js'

@@ -1,4 +1,4 @@
-import { keys } from '../../store/layout.js'
+import { keys } from './layout.js'
 import type { ResultStore } from '../port.js'
 import type { DiffResult, Finding } from '../records.js'
 import type { IndexDatabases } from './databases.js'

@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../../errors.js'
-import { sdkKeys } from '../../store/layout.js'
+import { sdkKeys } from './layout.js'
 import type { BuildScope } from '../features/sdks.js'
 import type { SdkStore } from '../port.js'
 import type { BuildRecord, OutputRepositoryRecord, Page, PageRequest, ResourceRecord, SdkRecord, SdkTarget } from '../records.js'
@@ -8,7 +8,7 @@ import type { Key, LmdbAccess } from './transaction-view.js'
 
 /**
  * The sdks section on today's LMDB databases of the feature (`environment.sdks`, `SDK_DATABASES` in
- * src/store/layout.ts) and their keys, read and written as src/store/sdk-store.ts did: an existing
+ * layout.ts) and their keys, read and written as src/store/sdk-store.ts did: an existing
  * `./storage` is read as it is. No counters: totals are counts of the ordering databases.
  */
 export class LmdbSdks implements SdkStore {

@@ -1,4 +1,4 @@
-import { sessionKeys } from '../../store/layout.js'
+import { sessionKeys } from './layout.js'
 import type { SessionStore } from '../port.js'
 import type { SessionRecord } from '../records.js'
 import type { SessionDatabases } from './databases.js'

@@ -1,5 +1,5 @@
 import { RegistryError, notFound, type ProblemItem } from '../../errors.js'
-import { siteKeys } from '../../store/layout.js'
+import { siteKeys } from './layout.js'
 import { domainTaken, invalidApis, noSuchApi, slugTaken } from '../features/sites.js'
 import type { SiteStore } from '../port.js'
 import type { GuideRecord, Page, PageRequest, ResourceRecord, SiteRecord } from '../records.js'
@@ -8,7 +8,7 @@ import type { LmdbAccess } from './transaction-view.js'
 
 /**
  * The sites section on today's LMDB databases of the feature (`environment.sites`: `SITE_DATABASES` and
- * `siteKeys` of src/store/layout.ts), read and written as src/store/site-store.ts did, so an existing
+ * `siteKeys` of layout.ts), read and written as src/store/site-store.ts did, so an existing
  * `./storage` is read as it is.
  */
 export class LmdbSites implements SiteStore {

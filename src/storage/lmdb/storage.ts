@@ -1,21 +1,19 @@
 /**
- * The LMDB adapter of the storage port: today's environment (`<storage>/index`) and file blob store
- * (`<storage>/blobs`), with optimistic transactions (transaction-view.ts).
+ * The LMDB adapter of the storage port: the environment under `<storage>/index` and the file blob
+ * store under `<storage>/blobs`, with optimistic transactions (transaction-view.ts).
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { INDEX_FILE } from '../../store/lmdb-index.js'
-import { FsBlobStore } from '../../store/fs-blob-store.js'
+import { FsBlobStore } from './fs-blob-store.js'
 import { Lanes } from '../lanes.js'
 import type { ReadStores, Storage, Stores } from '../port.js'
 import type { BlobStore } from '../records.js'
-import type { RootDatabase } from 'lmdb'
-import { environmentOn, openEnvironment, type LmdbEnvironment } from './databases.js'
+import { INDEX_FILE, openEnvironment, type LmdbEnvironment } from './databases.js'
 import { LmdbMirrorJournal } from './mirror-journal.js'
 import { DEFAULT_ATTEMPTS, optimistic } from './optimistic.js'
 import { LmdbKeys, LmdbOrganizations } from './organizations.js'
 import { LmdbResources } from './resources.js'
-import { CommittedAccess, type Key, type LmdbAccess } from './transaction-view.js'
+import { CommittedAccess, type LmdbAccess } from './transaction-view.js'
 import { LmdbVersions } from './versions.js'
 import { LmdbWebhooks } from './webhooks.js'
 import { LmdbResults } from './results.js'
@@ -46,17 +44,11 @@ export class LmdbStorage implements Storage {
   private readonly environment: LmdbEnvironment
   private readonly listeners: ((what: { journal: boolean }) => void)[] = []
   private readonly attempts: number
-  /** False when the environment was opened by someone else (`LmdbIndex`), who closes it. */
-  private readonly ownsEnvironment: boolean
 
-  /**
-   * Opens `<storage>/index` and `<storage>/blobs`; or, given an environment already open and a blob
-   * store, works on those (the registry shares `LmdbIndex`'s environment while features move over).
-   */
-  constructor(storage: string | { root: RootDatabase<any, Key>; blobs: BlobStore }, options: LmdbStorageOptions = {}) {
-    this.ownsEnvironment = typeof storage === 'string'
-    this.environment = typeof storage === 'string' ? openEnvironment(storage) : environmentOn(storage.root)
-    this.blobs = typeof storage === 'string' ? new FsBlobStore(storage, { cacheBytes: options.documentCacheBytes }) : storage.blobs
+  /** Opens `<storage>/index` and `<storage>/blobs`. */
+  constructor(storage: string, options: LmdbStorageOptions = {}) {
+    this.environment = openEnvironment(storage)
+    this.blobs = new FsBlobStore(storage, { cacheBytes: options.documentCacheBytes })
     this.attempts = options.attempts ?? DEFAULT_ATTEMPTS
     this.lanes = new Lanes(options.laneOf)
     this.read = this.stores(new CommittedAccess(), () => {
@@ -96,7 +88,7 @@ export class LmdbStorage implements Storage {
   }
 
   async close(): Promise<void> {
-    if (this.ownsEnvironment) await this.environment.root.close()
+    await this.environment.root.close()
   }
 
   private stores(access: LmdbAccess, journaled: () => void): Stores {

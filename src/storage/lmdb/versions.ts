@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../../errors.js'
-import { keys } from '../../store/layout.js'
+import { keys } from './layout.js'
 import type { VersionStore } from '../port.js'
 import type { Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../records.js'
 import type { IndexDatabases } from './databases.js'
@@ -66,7 +66,7 @@ export class LmdbVersions implements VersionStore {
     this.access.put(this.db.versions, keys.version(version.resource_id, version.number), version)
     this.access.put(this.db.versionIds, version.id, [version.resource_id, version.number])
     // The organization's versions newest first (the console's overview) and the /metrics tally of
-    // versions written, as LmdbIndex keeps them; the tally is commutative (no conflict between uploads).
+    // versions written, as the registry has always kept them; the tally is commutative (no conflict between uploads).
     this.access.put(this.db.organizationVersions, keys.organizationVersion(version.organization_id, version.id), [version.resource_id, version.number])
     const tallies = this.db.tallies
     const tally = ['versions-written', version.kind, version.source]

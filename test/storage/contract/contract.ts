@@ -157,6 +157,8 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.same(all.items.map((r) => r.id), [...alphas, records[3].id, records[2].id, records[0].id], 'by name, ties by id')
     const page = await storage.read.resources.list(acme.id, 'api', { offset: 1, limit: 2 })
     t.same(page, { items: all.items.slice(1, 3), total: 5 })
+    t.same(await storage.read.resources.list(acme.id, 'api', { offset: 5, limit: 10 }), { items: [], total: 5 }, 'past the end: no items, the total')
+    t.equal((await storage.read.resources.list(acme.id, 'schema', { offset: 0, limit: 10 })).total, 1, 'totals per kind')
     const publicOnes = await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 }, true)
     t.same(publicOnes.items.map((r) => r.name), ['alpha', 'bravo'])
     t.equal(publicOnes.total, 2)
@@ -186,9 +188,11 @@ export function storageContract(t: Test, open: OpenStorage): void {
     const acme = await withOrganization(storage)
     const ruleset = await created(storage, resource(acme.id, 'rules', { kind: 'ruleset' }))
     const api = await created(storage, resource(acme.id, 'shop', { ruleset_id: ruleset.id }))
-    await created(storage, resource(acme.id, 'other'))
+    const other = await created(storage, resource(acme.id, 'other'))
     t.equal(await storage.read.resources.countApisUsingRuleset(ruleset.id), 1)
-    await t.rejects(storage.transaction((tx) => tx.resources.update({ ...api, slug: 'other' })), conflict)
+    await t.rejects(storage.transaction((tx) => tx.resources.update({ ...api, slug: 'other', name: 'zzz' })), conflict)
+    t.same(await storage.read.resources.get(api.id), api, 'a refused update changes nothing')
+    t.same((await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 })).items.map((r) => r.name), ['other', 'shop'])
     const moved = { ...api, slug: 'store', name: 'Store', visibility: 'public' as const, ruleset_id: null, updated_at: now() }
     await storage.transaction((tx) => tx.resources.update(moved))
     t.same(await storage.read.resources.get(api.id), moved)
@@ -197,6 +201,8 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.equal(await storage.read.resources.countApisUsingRuleset(ruleset.id), 0)
     const publicOnes = await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 }, true)
     t.same(publicOnes, { items: [moved], total: 1 })
+    t.same(await storage.read.resources.list(acme.id, 'api', { offset: 0, limit: 10 }), { items: [moved, other], total: 2 },
+      'the new name listed in its place (byte order: capitals first), the old one gone, the total unchanged')
     await t.rejects(storage.transaction((tx) => tx.resources.update(resource(acme.id, 'ghost'))), notFound)
   })
 

@@ -1,5 +1,5 @@
 /**
- * The LMDB adapter's sdks section reads and writes the databases and keys src/store/sdk-store.ts used
+ * The LMDB adapter's sdks section reads and writes the databases and keys the old SDK store used
  * (`SDK_DATABASES`, `sdkKeys`): a storage written before the move is read as it is, and what the adapter
  * writes is where that store looked for it. And the output repositories' tokens through the port's secrets section.
  */
@@ -7,8 +7,7 @@ import { rmSync } from 'node:fs'
 import t from 'tap'
 import { openEnvironment } from '../../../src/storage/lmdb/databases.js'
 import { LmdbStorage } from '../../../src/storage/lmdb/storage.js'
-import { FsBlobStore } from '../../../src/store/fs-blob-store.js'
-import { sdkKeys } from '../../../src/store/layout.js'
+import { sdkKeys } from '../../../src/storage/lmdb/layout.js'
 import type { SecretRef } from '../../../src/store/secret-slots.js'
 import { tempDir } from '../../temp.js'
 import { organization, resource } from '../contract/contract.js'
@@ -89,10 +88,7 @@ t.test("SDKs, repositories, builds, the queue, logs and artifacts written as the
 t.test("the output repositories' tokens as the secrets section reads them: listed with their organization, replaced in place only while still the one expected", async (t) => {
   const directory = tempDir()
   t.teardown(() => rmSync(directory, { recursive: true, force: true }))
-  // The storage on an environment opened here (as the registry shares LmdbIndex's), so the test reads the same databases raw.
-  const environment = openEnvironment(directory)
-  const storage = new LmdbStorage({ root: environment.root, blobs: new FsBlobStore(directory) })
-  t.teardown(() => environment.root.close())
+  const storage = new LmdbStorage(directory)
   const org = organization('acme')
   const pets = sdk(org.id, 'pets')
   const at = pets.created_at
@@ -112,5 +108,8 @@ t.test("the output repositories' tokens as the secrets section reads them: liste
   t.equal(await replace({ ...ref, target: 'typescript' }, 'sealed-1', 'sealed-2'), false, 'no token there')
   t.equal(await replace({ holder: 'webhook-endpoint', endpoint_id: 'x', field: 'secret' }, 'sealed-1', 'sealed-2'), false, 'no such record')
   t.equal(await replace(ref, 'sealed-1', 'sealed-2'), true)
+  await storage.close()
+  const environment = openEnvironment(directory)
+  t.teardown(() => environment.root.close())
   t.equal(environment.sdks.sdkRepositories.get(sdkKeys.sdkRepository(pets.id, 'php'))?.token, 'sealed-2', 'where the old store kept it')
 })

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { LRUCache } from 'lru-cache'
-import type { DocumentFormat } from '../documents/types.js'
-import type { BlobRef, BlobStore } from './interfaces.js'
+import type { DocumentFormat } from '../../documents/types.js'
+import type { BlobRef, BlobStore } from '../records.js'
 
 const CHECKSUM = /^sha256:([0-9a-f]{64})$/
 const FILE_NAME = /^([0-9a-f]{64})\.([0-9a-f]{64})\.(json|yaml)$/

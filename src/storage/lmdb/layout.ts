@@ -1,8 +1,9 @@
 /**
- * Every key layout of the LMDB index, in one place. Keys are arrays encoded with lmdb's ordered-binary
- * encoding, so ranges over a prefix come back sorted element by element.
+ * Every named database and key layout of the LMDB adapter's environment, in one place: those of an
+ * existing `./storage`, which the adapter reads as they are. Keys are arrays encoded with lmdb's
+ * ordered-binary encoding, so ranges over a prefix come back sorted element by element.
  */
-import type { ResourceKind } from './records.js'
+import type { ResourceKind } from '../records.js'
 
 /** Named databases of the one LMDB environment, and what each maps. */
 export const DATABASES = {
@@ -136,7 +137,7 @@ export const MIRROR_DATABASES = {
 
 // ---------------------------------------------------------------- sites (issue 6)
 
-/** Named databases of the sites feature (`src/store/site-store.ts`). */
+/** Named databases of the sites feature (the storage port's LMDB adapter, `src/storage/lmdb/sites.ts`). */
 export const SITE_DATABASES = {
   /** site id → SiteRecord */
   sites: 'sites',

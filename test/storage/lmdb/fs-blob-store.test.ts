@@ -2,8 +2,8 @@ import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { rmSync } from 'node:fs'
 import t from 'tap'
-import { FsBlobStore } from '../../src/store/fs-blob-store.js'
-import { tempDir } from '../temp.js'
+import { FsBlobStore } from '../../../src/storage/lmdb/fs-blob-store.js'
+import { tempDir } from '../../temp.js'
 
 const ref = { checksum: `sha256:${'a'.repeat(64)}`, digest: 'b'.repeat(64), format: 'json' as const }
 
