@@ -210,6 +210,14 @@ export interface MirrorJournalStore extends MirrorJournalReader {
   markApplied(organizationId: string, seqs: number[], head: MirrorHead): Promise<void>
   /** Removes entries without applying them (superseded by a rebuild); numbers no longer pending are ignored. */
   discard(seqs: number[]): Promise<void>
+  /**
+   * Writes an organization's history and pending journal entries as another storage numbered them
+   * (`registry migrate`: a rebuild then gives the same commits, and what was pending is still pending),
+   * each under its own number, and moves the sequence past the highest so later appends come after
+   * them. 409 `conflict` when an entry with one of those numbers is there; 404 when the organization
+   * does not exist. Journal entries must be the organization's.
+   */
+  copyIn(organizationId: string, history: HistoryEntry[], journal: JournalEntry[]): Promise<void>
   /** Inserts or replaces the organization's push remote; 404 when the organization does not exist. */
   putRemote(organizationId: string, remote: MirrorRemote): Promise<void>
   /** False when there was none. */

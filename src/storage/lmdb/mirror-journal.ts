@@ -5,7 +5,7 @@
  * → HistoryEntry, kept), `mirror-heads` (organization → MirrorHead) and `mirror-remotes` (organization →
  * MirrorRemote).
  */
-import { notFound } from '../../errors.js'
+import { notFound, RegistryError } from '../../errors.js'
 import type { MirrorJournalStore } from '../port.js'
 import type {
   HistoryEntry, HistoryPosition, JournalChange, JournalEntry, MirrorHead, MirrorRemote, MirrorVersion,
@@ -92,6 +92,24 @@ export class LmdbMirrorJournal implements MirrorJournalStore {
     for (const seq of seqs) this.access.remove(this.db.journal, seq)
   }
 
+  async copyIn(organizationId: string, history: HistoryEntry[], journal: JournalEntry[]): Promise<void> {
+    this.requireOrganization(organizationId)
+    for (const entry of journal) {
+      if (entry.organization_id !== organizationId) throw new Error(`journal entry ${entry.seq} is another organization's`)
+      if (this.access.get(this.db.journal, entry.seq) !== undefined) throw taken(entry.seq)
+      this.access.put(this.db.journal, entry.seq, entry)
+    }
+    for (const entry of history) {
+      if (this.access.get(this.db.history, [organizationId, entry.seq]) !== undefined) throw taken(entry.seq)
+      this.access.put(this.db.history, [organizationId, entry.seq], entry)
+    }
+    const highest = Math.max(0, ...journal.map((entry) => entry.seq), ...history.map((entry) => entry.seq))
+    // Applied at commit like an append's counter: raised, never lowered, so concurrent appends never conflict with it.
+    this.access.atCommit(() => {
+      if (highest > ((this.db.meta.get('seq') as number | undefined) ?? 0)) this.db.meta.put('seq', highest)
+    })
+  }
+
   async putRemote(organizationId: string, remote: MirrorRemote): Promise<void> {
     this.requireOrganization(organizationId)
     this.access.put(this.db.remotes, organizationId, remote)
@@ -107,6 +125,8 @@ export class LmdbMirrorJournal implements MirrorJournalStore {
     if (this.access.get(this.environment.index.organizations, organizationId) === undefined) throw notFound('organization')
   }
 }
+
+const taken = (seq: number) => new RegistryError('conflict', `mirror entry ${seq} is already there`)
 
 function position(key: Key): HistoryPosition {
   const [organizationId, seq] = key as [string, number]

@@ -81,6 +81,29 @@ export class PgMirrorJournal implements MirrorJournalStore {
     if (seqs.length > 0) await this.sql.query('DELETE FROM mirror_journal WHERE seq = ANY($1::bigint[])', [seqs])
   }
 
+  async copyIn(organizationId: string, history: HistoryEntry[], journal: JournalEntry[]): Promise<void> {
+    await this.requireOrganization(organizationId)
+    if (journal.some((entry) => entry.organization_id !== organizationId)) throw new Error('a journal entry of another organization')
+    // A taken number is a unique violation, which the adapter answers as 409.
+    if (journal.length > 0) {
+      await this.sql.query(
+        `INSERT INTO mirror_journal (seq, organization_id, entry)
+           SELECT (entry ->> 'seq')::bigint, $1, entry FROM json_array_elements($2::json) AS entry`,
+        [organizationId, JSON.stringify(journal)])
+    }
+    if (history.length > 0) {
+      await this.sql.query(
+        `INSERT INTO mirror_history (organization_id, seq, entry)
+           SELECT $1, (entry ->> 'seq')::bigint, entry FROM json_array_elements($2::json) AS entry`,
+        [organizationId, JSON.stringify(history)])
+    }
+    const highest = Math.max(0, ...journal.map((entry) => entry.seq), ...history.map((entry) => entry.seq))
+    // Raised, never lowered (a sequence is outside the transaction: a rollback leaves a gap, as nextval does).
+    await this.sql.query(
+      `SELECT setval('mirror_journal_seq', $1::bigint)
+        WHERE $1::bigint > (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mirror_journal_seq)`, [highest])
+  }
+
   async putRemote(organizationId: string, remote: MirrorRemote): Promise<void> {
     await this.requireOrganization(organizationId)
     await this.sql.query(

@@ -211,6 +211,40 @@ export function mirrorContract(t: Test, open: OpenStorage): void {
     t.same((await storage.read.mirror.historyVersions(firstTwo.next, 100)).versions.map((v) => v.id), order.slice(2), 'the next page starts after it')
   })
 
+  t.test('mirror: copied in as another storage numbered it, and appends number after it', async (t) => {
+    // What `registry migrate` does: the history and what was still pending, under their own numbers.
+    const source = await open(t)
+    const acme = await withOrganization(source, 'acme')
+    const shop = resource(acme.id, 'Shop')
+    const at = '2026-03-01T12:00:00.000Z'
+    await journal(source, acme, { change: 'create', resource: shop }, at)
+    await journal(source, acme, { change: 'rebuild' }, at)
+    await journal(source, acme, { change: 'version', resource: { ...shop, last_number: 1 }, version: version(shop, 1) }, at)
+    await journal(source, acme, { change: 'delete', resource: shop }, at)
+    const [first, ...rest] = await source.read.mirror.pending(100)
+    await source.transaction((tx) => tx.mirror.markApplied(acme.id, [first.seq], { commit: HEAD_A, updated_at: at }))
+    const history = await source.read.mirror.history(acme.id)
+    const pending = await source.read.mirror.pendingOf(acme.id)
+    t.same(pending, rest, 'the rebuild request is pending, with the rest')
+
+    const target = await open(t)
+    await target.transaction((tx) => tx.organizations.put(acme))
+    await target.transaction((tx) => tx.mirror.copyIn(acme.id, history, pending))
+    t.equal(JSON.stringify(await target.read.mirror.history(acme.id)), JSON.stringify(history), 'the history as it was, byte for byte')
+    t.same(await target.read.mirror.pendingOf(acme.id), pending, 'the pending entries, their numbers kept')
+    t.equal(await target.read.mirror.lastSeq(acme.id), history.at(-1)!.seq)
+
+    const highest = Math.max(...pending.map((entry) => entry.seq))
+    await journal(target, acme, { change: 'create', resource: resource(acme.id, 'Next') })
+    const appended = (await target.read.mirror.pending(100)).at(-1)!
+    t.ok(appended.seq > highest, `an append after the copy is numbered after it (${appended.seq} > ${highest})`)
+
+    await t.rejects(target.transaction((tx) => tx.mirror.copyIn(acme.id, [history[0]], [])), { code: 'conflict' }, 'a history number taken')
+    await t.rejects(target.transaction((tx) => tx.mirror.copyIn(acme.id, [], [pending[0]])), { code: 'conflict' }, 'a journal number taken')
+    await t.rejects(target.transaction((tx) => tx.mirror.copyIn(newId(), history, [])), notFound, 'no such organization')
+    t.equal((await target.read.mirror.history(acme.id)).length, history.length + 1, 'nothing written by the refusals')
+  })
+
   t.test('search: terms by document checksum, a blind write that conflicts with nothing', async (t) => {
     const storage = await open(t)
     const checksum = `sha256:${'e'.repeat(64)}`
