@@ -172,6 +172,49 @@ program.command('gc').description('remove blobs that no version references, and 
     output(result, [`removed ${result.removed} blobs, freed ${result.bytesFreed} bytes`])
   }))
 
+/** A storage named on the command line: a postgres:// URL, or a storage directory (LMDB). */
+const isDatabaseUrl = (place: string) => /^postgres(ql)?:\/\//i.test(place)
+
+/** What a message may say of a storage: a directory, or user@host/database of a URL (never its password). */
+function placeOf(place: string): string {
+  if (!isDatabaseUrl(place)) return resolve(place)
+  const url = new URL(place)
+  return `postgres://${url.username ? `${decodeURIComponent(url.username)}@` : ''}${url.host || 'localhost'}${url.pathname}`
+}
+
+async function openPlace(place: string, role: 'source' | 'target'): Promise<Storage> {
+  if (isDatabaseUrl(place)) return (await import('../storage/postgres/storage.js')).PostgresStorage.open(place)
+  const directory = resolve(place)
+  // A mistyped source must not become a new, empty registry that migrates nothing.
+  const { existsSync } = await import('node:fs')
+  if (role === 'source' && !existsSync(resolve(directory, 'index'))) throw new Error(`no registry storage at ${directory} (it has no index/)`)
+  return new (await import('../storage/lmdb/storage.js')).LmdbStorage(directory)
+}
+
+program.command('migrate').description('copy a whole registry into an empty storage: a storage directory (LMDB) to PostgreSQL, or back (stop the server first)')
+  .requiredOption('--from <dir|url>', 'the registry to copy: a storage directory, or a postgres:// URL')
+  .requiredOption('--to <dir|url>', 'where to copy it: an empty storage directory, or the postgres:// URL of an empty database')
+  .action(async (options: { from: string; to: string }) => {
+    const { migrateStorage } = await import('../domain/migration.js')
+    const source = await openPlace(options.from, 'source')
+    try {
+      const target = await openPlace(options.to, 'target')
+      try {
+        const report = await withProgress('migrate', (progress) => migrateStorage(source, target, progress, placeOf(options.to)))
+        output({ from: placeOf(options.from), to: placeOf(options.to), ...report }, [
+          `copied ${placeOf(options.from)} to ${placeOf(options.to)}: ${report.organizations} organizations, ${report.keys} keys, ${report.resources} resources, ` +
+          `${report.versions} versions, ${report.blobs} blobs, ${report.sites} sites, ${report.sdks} SDKs, ${report.builds} builds, ` +
+          `${report.connections} repository connections, ${report.webhook_endpoints} webhook endpoints, ${report.mirror_history} mirror history entries`,
+          'serve it with the same secret key (REGISTRY_SECRET_KEY or REGISTRY_SECRET_KEY_FILE): its secrets are copied sealed',
+        ])
+      } finally {
+        await target.close()
+      }
+    } finally {
+      await source.close()
+    }
+  })
+
 program.command('import <dir>').description('upload every OpenAPI, JSON Schema and ruleset file under a folder')
   .requiredOption('--org <slug>', 'organization slug')
   .action(async (directory: string, options: { org: string }) => {
