@@ -26,11 +26,13 @@ const VARYING = [
 
 function normalizer(): (text: string) => string {
   const names = new Map<string, string>()
+  // A key's last use is written after the answer that used it (batched), so whether a listing shows it yet is timing.
+  const unbatched = (text: string) => text.replace(/"last_used_at":(?:null|"[^"]*")/g, '"last_used_at":"<last use>"')
   return (text) => VARYING.reduce((current, pattern) => current.replace(pattern, (value) => {
     let name = names.get(value)
     if (!name) names.set(value, (name = `<${names.size + 1}>`))
     return name
-  }), text)
+  }), unbatched(text))
 }
 
 const yamlPetstore = `openapi: 3.1.0
