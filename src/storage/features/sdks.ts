@@ -10,9 +10,25 @@
  * logs and artifacts with it. What stays in the domain: choosing a free slug, checking the attached
  * APIs and versions (422 before the adapter's 404), the SDK's targets, the runner's rules.
  */
+import { RegistryError, notFound } from '../../errors.js'
 import type {
   BuildRecord, OutputRepositoryRecord, Page, PageRequest, SdkRecord, SdkTarget,
 } from '../records.js'
+
+/**
+ * The SDK as `addBuild` leaves it (`last_build_number` moved to the build's), after the checks every
+ * adapter makes: the SDK exists in the build's organization (404) and the build is its next (409).
+ */
+export async function sdkWithBuildAdded(
+  sdk: SdkRecord | undefined, build: BuildRecord, existing: (id: string) => Promise<BuildRecord | undefined>,
+): Promise<SdkRecord> {
+  if (!sdk || sdk.organization_id !== build.organization_id) throw notFound('sdk')
+  if (build.number !== sdk.last_build_number + 1) {
+    throw new RegistryError('conflict', `build ${build.number} is not the next of SDK ${sdk.id} (${sdk.last_build_number + 1})`)
+  }
+  if (await existing(build.id)) throw new RegistryError('conflict', `build ${build.id} exists`)
+  return { ...sdk, last_build_number: build.number }
+}
 
 /** Which builds a listing shows: an organization's or one SDK's. */
 export type BuildScope = { organizationId: string } | { sdkId: string }

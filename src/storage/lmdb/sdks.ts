@@ -1,6 +1,6 @@
 import { RegistryError, notFound } from '../../errors.js'
 import { sdkKeys } from './layout.js'
-import type { BuildScope } from '../features/sdks.js'
+import { sdkWithBuildAdded, type BuildScope } from '../features/sdks.js'
 import type { SdkStore } from '../port.js'
 import type { BuildRecord, OutputRepositoryRecord, Page, PageRequest, ResourceRecord, SdkRecord, SdkTarget } from '../records.js'
 import type { LmdbEnvironment, SdkDatabases } from './databases.js'
@@ -171,14 +171,8 @@ export class LmdbSdks implements SdkStore {
   }
 
   async addBuild(build: BuildRecord): Promise<SdkRecord> {
-    const sdk = await this.get(build.sdk_id)
-    if (!sdk || sdk.organization_id !== build.organization_id) throw notFound('sdk')
-    if (build.number !== sdk.last_build_number + 1) {
-      throw new RegistryError('conflict', `build ${build.number} is not the next of SDK ${sdk.id} (${sdk.last_build_number + 1})`)
-    }
-    if (await this.build(build.id)) throw new RegistryError('conflict', `build ${build.id} exists`)
-    const updated: SdkRecord = { ...sdk, last_build_number: build.number }
-    this.access.put(this.db.sdks, sdk.id, updated)
+    const updated = await sdkWithBuildAdded(await this.get(build.sdk_id), build, (id) => this.build(id))
+    this.access.put(this.db.sdks, updated.id, updated)
     this.access.put(this.db.builds, build.id, build)
     this.access.put(this.db.buildOrder, sdkKeys.buildOrder(build.organization_id, build.id), null)
     this.access.put(this.db.sdkBuilds, sdkKeys.sdkBuild(build.sdk_id, build.id), null)

@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../../errors.js'
-import type { BuildScope } from '../features/sdks.js'
+import { sdkWithBuildAdded, type BuildScope } from '../features/sdks.js'
 import type { SdkStore } from '../port.js'
 import type { BuildRecord, OutputRepositoryRecord, Page, PageRequest, SdkRecord, SdkTarget } from '../records.js'
 import { json, recordOf, recordsOf, type Sql } from './sql.js'
@@ -140,19 +140,13 @@ export class PgSdks implements SdkStore {
   }
 
   async addBuild(build: BuildRecord): Promise<SdkRecord> {
-    const sdk = await this.get(build.sdk_id)
-    if (!sdk || sdk.organization_id !== build.organization_id) throw notFound('sdk')
-    if (build.number !== sdk.last_build_number + 1) {
-      throw new RegistryError('conflict', `build ${build.number} is not the next of SDK ${sdk.id} (${sdk.last_build_number + 1})`)
-    }
-    if (await this.build(build.id)) throw new RegistryError('conflict', `build ${build.id} exists`)
-    const updated: SdkRecord = { ...sdk, last_build_number: build.number }
+    const updated = await sdkWithBuildAdded(await this.get(build.sdk_id), build, (id) => this.build(id))
     await this.sql.query('INSERT INTO builds (id, organization_id, sdk_id, number, status, record) VALUES ($1, $2, $3, $4, $5, $6)',
       [build.id, build.organization_id, build.sdk_id, build.number, build.status, json(build)])
     // The number moves only from the one this transaction read (serializable: a concurrent add fails one of the two).
     const { rowCount } = await this.sql.query('UPDATE sdks SET last_build_number = $2, record = $3 WHERE id = $1 AND last_build_number = $2 - 1',
-      [sdk.id, build.number, json(updated)])
-    if (rowCount !== 1) throw new RegistryError('conflict', `build ${build.number} of SDK ${sdk.id} was taken meanwhile`)
+      [updated.id, build.number, json(updated)])
+    if (rowCount !== 1) throw new RegistryError('conflict', `build ${build.number} of SDK ${updated.id} was taken meanwhile`)
     return updated
   }
 
