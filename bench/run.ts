@@ -167,6 +167,7 @@ async function main() {
   if (runs('fairness')) await fairness()
   if (runs('scale')) await scale()
   if (runs('storage')) await storageFigure()
+  if (runs('postgres')) await postgresFigures(docs.mid(1))
   if (runs('console')) await consoleFigures()
   if (runs('reference')) await referenceFigure()
 }
@@ -508,6 +509,46 @@ async function storageFigure() {
   const shards = join(storage, 'blobs', 'sha256')
   for (const shard of readdirSync(shards)) for (const file of readdirSync(join(shards, shard))) blobBytes += statSync(join(shards, shard, file)).size
   row('7. blob bytes after 1,000 uploads of 100 documents in 10 organizations, KB', blobBytes / 1024, documentBytes / 1024, 'KB', '≤ 1.05×', (r) => r <= 1.05)
+}
+
+/**
+ * Issue 16's figures: the same registry on PostgreSQL (a throwaway local server, as the tests start one)
+ * against LMDB in the same run: `GET /v1/apis/{api}` requests/s (target: at least half LMDB's rate) and
+ * the median time of an upload of a new version of the mid-size document.
+ */
+async function postgresFigures(upload: Upload) {
+  const { startPostgres } = await import('../test/support/postgres.js')
+  log('postgres: a throwaway PostgreSQL 15 server')
+  const database = await startPostgres()
+  try {
+    const measure = async (label: string, env: Record<string, string>) => {
+      const server = await startRegistry(join(work, `pg-figures-${label}`), KEY, env)
+      running.push(server)
+      const api = (await request(server.url, 'POST', '/v1/apis', JSON.stringify({ name: `Bench ${label}` }))).json().data
+      const uploads: number[] = []
+      for (let i = 0; i < 5; i++) {
+        const doc = parseDocumentText(upload.text).document as { info: { version: string } }
+        doc.info.version = `${label}-${i}`
+        const [ms, res] = await timed(() => request(server.url, 'POST', `/v1/apis/${api.id}/spec`, JSON.stringify({ document: doc }), 'application/json'))
+        if (res.status !== 201) throw new Error(`${label} upload: ${res.status}`)
+        if (i > 0) uploads.push(ms)
+      }
+      await load(`${server.url}/v1/apis/${api.id}`, { headers: auth, seconds: 1 })
+      return { server, api, upload: median(uploads) }
+    }
+    const lmdb = await measure('lmdb', {})
+    const postgres = await measure('postgres', { REGISTRY_DATABASE_URL: await database.createDatabase() })
+    const reads = await compareThroughput(
+      () => load(`${postgres.server.url}/v1/apis/${postgres.api.id}`, { headers: auth, seconds: 4 }),
+      () => load(`${lmdb.server.url}/v1/apis/${lmdb.api.id}`, { headers: auth, seconds: 4 }))
+    log(`  rounds: ${reads.rounds}`)
+    row('16a. GET /v1/apis/{api} on PostgreSQL vs on LMDB, requests/s', reads.registry, reads.baseline, 'req/s', '≥ 0.5×', (r) => r >= 0.5)
+    row(`16b. upload of a new version (${Math.round(upload.body.length / 1024)} KB) on PostgreSQL vs on LMDB, median ms`, postgres.upload, lmdb.upload, 'ms', 'reported', () => true)
+    await lmdb.server.stop()
+    await postgres.server.stop()
+  } finally {
+    await database.stop()
+  }
 }
 
 /** The documents of figure 10: by default one Stripe-sized (its 2.5 MB release took 148 s to become usable on 2 cores). */
