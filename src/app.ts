@@ -31,7 +31,7 @@ import { webhookRoutes } from './http/webhook-routes.js'
 import { gitRoutes } from './http/git-routes.js'
 import { registerMirrorRoutes } from './http/mirror-routes.js'
 import { registerSdkRoutes } from './http/sdk-routes.js'
-import { siteHostRewriter, sitePages } from './http/site-pages.js'
+import { siteHostRewriter, siteHostServer, sitePages } from './http/site-pages.js'
 import { siteRoutes } from './http/site-routes.js'
 import { registerSharedSchemas } from './http/schemas.js'
 import { compileValidator } from './http/validation.js'
@@ -102,8 +102,10 @@ export async function buildApp(
       sendProblem(reply, toRegistryError(error))
     },
     routerOptions: { maxParamLength: 200 },
-    // A request to a site's own domain is routed to that site's pages (one Map lookup per request).
+    // A request to a site's own domain is routed to that site's pages (one Map lookup per request), on
+    // a map that holds other replicas' domain changes too (checked before each request is routed).
     rewriteUrl: siteHostRewriter(registry.sites, config.publicHost),
+    serverFactory: siteHostServer(registry.sites),
   })
   app.setValidatorCompiler(compileValidator)
   // Route response schemas document the service; replies are plain JSON.stringify, so a field is never

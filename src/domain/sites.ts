@@ -47,25 +47,67 @@ const PAGE_GUIDES = 1000
 /**
  * Hosted documentation sites: the sites and guides of an organization, and what their public pages
  * may show, on the storage port (docs/storage.md). Keeps the registry-wide domain → site map in memory
- * (read from storage by `load`, which the app awaits before it serves, and changed after every write
- * this process commits) so that routing a request by its Host costs one Map lookup, synchronously
- * (Fastify's rewriteUrl). Another process's changes to domains (another replica) are not seen until
- * the next `load`.
+ * so that routing a request by its Host costs one Map lookup, synchronously (Fastify's rewriteUrl): read
+ * from storage by `load`, which the app awaits before it serves, changed after every write this process
+ * commits, and brought up to date by `refreshed` before each request is routed, so that a domain
+ * changed by another process (another replica on the database, or the CLI) routes on the next request.
  */
 export class Sites {
   /** domain → site id */
   private readonly hosts = new Map<string, string>()
   /** Host header as sent → site id, or '' for none: what routing a request costs is one lookup here. */
   private readonly hostHeaders = new Map<string, string>()
+  /** The storage's domain stamp when `hosts` was last read whole (undefined before `load`). */
+  private stamp: number | undefined
+  /** The check of the stamp running now, and the one that waits for it (see `refreshed`). */
+  private checking: Promise<void> | undefined
+  private nextCheck: Promise<void> | undefined
 
   constructor(private readonly storage: Storage) {}
 
   /** (Re)builds the domain map from the committed state: before the app answers its first request. */
   async load(): Promise<void> {
+    // The stamp first: a change between the two reads makes the next check read the map again.
+    const stamp = await this.storage.read.sites.domainsStamp()
     const domains = await this.storage.read.sites.domains()
     this.hosts.clear()
     this.hostHeaders.clear()
     for (const [domain, siteId] of domains) this.hosts.set(domain, siteId)
+    this.stamp = stamp
+  }
+
+  /**
+   * Resolves once the domain map holds every domain change committed before the call, by any process:
+   * one read of the storage's domain stamp, and of the whole map only when the stamp moved. Calls that
+   * arrive while a check runs share the one after it (that check may have read the stamp before a
+   * commit the caller already saw acknowledged), so at most one check runs and one waits whatever the
+   * load. Never rejects: when storage cannot be read, the request is routed on the map as it is.
+   */
+  refreshed(): Promise<void> {
+    if (this.nextCheck) return this.nextCheck
+    if (!this.checking) return this.startCheck()
+    const next = this.checking.then(() => {
+      this.nextCheck = undefined
+      return this.startCheck()
+    })
+    this.nextCheck = next
+    return next
+  }
+
+  private startCheck(): Promise<void> {
+    const check = this.checkStamp().finally(() => {
+      if (this.checking === check) this.checking = undefined
+    })
+    this.checking = check
+    return check
+  }
+
+  private async checkStamp(): Promise<void> {
+    try {
+      if (await this.storage.read.sites.domainsStamp() !== this.stamp) await this.load()
+    } catch {
+      // Storage is unreachable: /readyz says so, and the request's own reads fail on their own.
+    }
   }
 
   // ---------------------------------------------------------------- sites

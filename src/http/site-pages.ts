@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { createServer, type IncomingMessage } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerFactory } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
 import { normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites.js'
@@ -39,6 +39,27 @@ export function siteHostRewriter(sites: Sites, publicHost?: string): (req: Incom
     if (registryHost !== undefined && normalizeHost(req.headers.host ?? '') === registryHost) return url
     ;(req as MarkedRequest)[SITE_ID] = siteId
     return SITE_HOST_PREFIX + url
+  }
+}
+
+/**
+ * Fastify's `serverFactory`: the HTTP server Fastify would make, whose requests wait until the domain
+ * map holds every committed domain change (`Sites.refreshed`, one small read, shared by the requests
+ * that arrive together) before `siteHostRewriter` routes them, so that a domain another replica added
+ * or removed routes on the next request to this one. `app.inject` calls the router directly and skips
+ * this wait: in-process, the map follows only this process's own changes (applied at once).
+ */
+export function siteHostServer(sites: Sites): FastifyServerFactory {
+  return (route, options) => {
+    const server = createServer(options.http ?? {}, (req, res) => {
+      void sites.refreshed().then(() => route(req, res))
+    })
+    // What Fastify sets on the server it makes itself (its defaults are filled in by then).
+    server.keepAliveTimeout = options.keepAliveTimeout as number
+    server.requestTimeout = options.requestTimeout as number
+    server.setTimeout(options.connectionTimeout as number)
+    if ((options.maxRequestsPerSocket as number) > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket as number
+    return server
   }
 }
 

@@ -19,6 +19,12 @@ export interface SiteReader {
   list(organizationId: string, page: PageRequest): Promise<Page<SiteRecord>>
   /** Every (domain, site id) pair of the registry, in domain order: the in-memory host map is built from it. */
   domains(): Promise<[domain: string, siteId: string][]>
+  /**
+   * A number that changes with every committed change of the domain map (a domain added, moved or
+   * removed, a site with domains removed): a replica compares it with the one its in-memory map was
+   * read at, and reads `domains` again only when it moved. Only equality means anything.
+   */
+  domainsStamp(): Promise<number>
   /** The ids of the sites whose `api_ids` list the API, in id order. */
   listing(apiId: string): Promise<string[]>
   guide(siteId: string, slug: string): Promise<GuideRecord | undefined>

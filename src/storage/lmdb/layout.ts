@@ -149,6 +149,8 @@ export const SITE_DATABASES = {
   siteCounts: 'site-counts',
   /** domain (lowercase host name) → site id: one owner per domain across the whole registry */
   siteDomains: 'site-domains',
+  /** 'stamp' → a number raised at the commit of each change of `site-domains` (SiteReader.domainsStamp) */
+  siteDomainStamp: 'site-domain-stamp',
   /** [api id, site id] → null: which sites list an API (an API's delete drops it from them) */
   siteApis: 'site-apis',
   /** [site id, guide slug] → GuideRecord */

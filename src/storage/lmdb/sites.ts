@@ -6,6 +6,8 @@ import type { GuideRecord, Page, PageRequest, ResourceRecord, SiteRecord } from 
 import type { LmdbEnvironment } from './databases.js'
 import type { LmdbAccess } from './transaction-view.js'
 
+const DOMAIN_STAMP = 'stamp'
+
 /**
  * The sites section on today's LMDB databases of the feature (`environment.sites`: `SITE_DATABASES` and
  * `siteKeys` of layout.ts), read and written as src/store/site-store.ts did, so an existing
@@ -44,6 +46,10 @@ export class LmdbSites implements SiteStore {
     return this.access.range<string>(this.db.siteDomains).map(({ key, value }) => [key as string, value])
   }
 
+  async domainsStamp(): Promise<number> {
+    return this.access.get(this.db.siteDomainStamp, DOMAIN_STAMP) ?? 0
+  }
+
   async listing(apiId: string): Promise<string[]> {
     return this.access.range(this.db.siteApis, siteKeys.siteApiRange(apiId)).map(({ key }) => (key as string[])[1])
   }
@@ -57,6 +63,7 @@ export class LmdbSites implements SiteStore {
     this.access.put(this.db.sites, site.id, site)
     this.access.put(this.db.siteNames, siteKeys.siteName(site.organization_id, site.name, site.id), null)
     this.adjustCount(site.organization_id, 1)
+    if (site.domains.length > 0) this.raiseDomainStamp()
     for (const apiId of site.api_ids) this.access.put(this.db.siteApis, siteKeys.siteApi(apiId, site.id), null)
   }
 
@@ -73,6 +80,7 @@ export class LmdbSites implements SiteStore {
     for (const domain of before.domains) {
       if (!after.domains.includes(domain)) this.access.remove(this.db.siteDomains, domain)
     }
+    if (after.domains.length !== before.domains.length || after.domains.some((domain) => !before.domains.includes(domain))) this.raiseDomainStamp()
     if (after.name !== before.name) {
       this.access.remove(this.db.siteNames, siteKeys.siteName(before.organization_id, before.name, before.id))
       this.access.put(this.db.siteNames, siteKeys.siteName(after.organization_id, after.name, after.id), null)
@@ -91,6 +99,7 @@ export class LmdbSites implements SiteStore {
     this.access.remove(this.db.siteNames, siteKeys.siteName(site.organization_id, site.name, id))
     this.adjustCount(site.organization_id, -1)
     for (const domain of site.domains) this.access.remove(this.db.siteDomains, domain)
+    if (site.domains.length > 0) this.raiseDomainStamp()
     for (const apiId of site.api_ids) this.access.remove(this.db.siteApis, siteKeys.siteApi(apiId, id))
     for (const { key } of this.access.range(this.db.siteGuideOrder, siteKeys.guideOrderRange(id))) this.access.remove(this.db.siteGuideOrder, key)
     for (const { key } of this.access.range(this.db.siteGuides, siteKeys.guideRange(id))) this.access.remove(this.db.siteGuides, key)
@@ -142,6 +151,12 @@ export class LmdbSites implements SiteStore {
       if (next > 0) counts.put(organizationId, next)
       else counts.remove(organizationId)
     })
+  }
+
+  /** Commutative: concurrent domain changes (by any process on the environment) never conflict over the stamp. */
+  private raiseDomainStamp(): void {
+    const stamps = this.db.siteDomainStamp
+    this.access.atCommit(() => stamps.put(DOMAIN_STAMP, (stamps.get(DOMAIN_STAMP) ?? 0) + 1))
   }
 
   // ---------------------------------------------------------------- guides

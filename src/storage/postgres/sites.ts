@@ -35,6 +35,12 @@ export class PgSites implements SiteStore {
     return rows.map(({ domain, site_id }) => [domain, site_id])
   }
 
+  async domainsStamp(): Promise<number> {
+    // Raised by a trigger on site_domains (010_site_domain_stamp.sql) in the changing transaction.
+    const { rows: [row] } = await this.sql.query<{ stamp: string }>('SELECT stamp FROM site_domain_stamp')
+    return Number(row?.stamp ?? 0)
+  }
+
   async listing(apiId: string): Promise<string[]> {
     const { rows } = await this.sql.query<{ site_id: string }>('SELECT site_id FROM site_apis WHERE api_id = $1 ORDER BY site_id', [apiId])
     return rows.map((row) => row.site_id)

@@ -142,6 +142,31 @@ export function siteContract(t: Test, open: OpenStorage): void {
     for (const o of outcomes) if (o.status === 'rejected') t.match(o.reason, conflict)
   })
 
+  t.test('sites: the domain stamp moves with every committed change of the domain map, and only then', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const stamp = () => storage.read.sites.domainsStamp()
+    const start = await stamp()
+    const plain = await created(storage, site(acme.id, 'plain'))
+    await storage.transaction((tx) => tx.sites.putGuide(guide(plain, 'intro', 0)))
+    t.equal(await stamp(), start, 'a site without domains and a guide leave it')
+    const docs = await created(storage, site(acme.id, 'docs', { domains: ['docs.acme.example'] }))
+    const afterCreate = await stamp()
+    t.not(afterCreate, start, 'a site created with a domain moves it')
+    await storage.transaction((tx) => tx.sites.update({ ...docs, name: 'Documentation', updated_at: now() }))
+    t.equal(await stamp(), afterCreate, 'an update that keeps the domains leaves it')
+    await t.rejects(storage.transaction((tx) => tx.sites.create(site(acme.id, 'thief', { domains: ['docs.acme.example'] }))), conflict)
+    t.equal(await stamp(), afterCreate, 'a refused claim of a domain leaves it')
+    const moved = { ...docs, name: 'Documentation', domains: ['api.acme.example'], updated_at: now() }
+    await storage.transaction((tx) => tx.sites.update(moved))
+    const afterMove = await stamp()
+    t.not(afterMove, afterCreate, 'a domain moved moves it')
+    t.equal(await storage.transaction((tx) => tx.sites.domainsStamp()), afterMove, 'read the same inside a transaction')
+    await storage.transaction((tx) => tx.sites.remove(docs.id))
+    t.not(await stamp(), afterMove, 'a site removed with its domains moves it')
+    t.not(await stamp(), afterCreate, 'never back to a value a replica may hold')
+  })
+
   t.test('sites: api_ids name APIs of the organization; the API → sites index follows them', async (t) => {
     const storage = await open(t)
     const acme = await withOrganization(storage, 'acme')
