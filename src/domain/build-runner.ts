@@ -1,8 +1,15 @@
 /**
- * Runs queued builds, one at a time, oldest first. The queue is persistent (the port's `sdks` section:
- * `queue`, `nextQueued`): builds queued before a restart run after it. A build found `running` at start was interrupted by a
- * crash: it is queued again once, and failed with a clear error the second time. A clean shutdown
- * aborts the running build and puts it back in the queue without counting the attempt.
+ * Runs queued builds, one at a time per process, oldest first. The queue is persistent (the port's
+ * `sdks` section: `queue`, `nextQueued`): builds queued before a restart run after it.
+ *
+ * A claim is a lease (issue 16, item 8): the claiming transaction marks the build running under this
+ * runner's holder until `leaseMs` from now, the runner renews it every third of that while it works, and
+ * a build whose lease ended was interrupted (its process died or stalled): whichever runner claims it
+ * next queues it again once, and fails it with a clear error the second time. Several replicas on one
+ * PostgreSQL database therefore run each build once, and one that dies mid-build leaves its build to the
+ * others after its lease. On LMDB one process serves the storage, so a build found running at start was
+ * interrupted by the previous process: it is recovered at once, without waiting for its lease. A clean
+ * shutdown aborts the running build and puts it back in the queue without counting the attempt.
  *
  * Generation runs in a worker thread (sdk/generate.ts); delivery is network I/O on this thread.
  * Canceling aborts either. A build's outcome is written only if it is still the same running attempt,
@@ -15,7 +22,8 @@ import { generate } from '../sdk/generate.js'
 import { tarGz } from '../sdk/tarball.js'
 import type { GeneratorApi } from '../sdk/types.js'
 import { removeStaleWorkDirs } from '../sdk/workdirs.js'
-import { now } from './ids.js'
+import { hostname } from 'node:os'
+import { newId, now } from './ids.js'
 import { OutboundFailure, OutboundPolicy, REFUSED } from './outbound.js'
 import { withOutboundFetch } from './outbound-fetch.js'
 import { Redactor } from './redaction.js'
@@ -29,6 +37,10 @@ import { REPORT_NOTHING, type ReportEvent } from './events/outbox.js'
 export const MAX_ATTEMPTS = 2
 /** Bytes of log kept per build; beyond, the log says it was cut. */
 export const LOG_LIMIT = 64 * 1024
+/** How long a claim holds without renewal; renewed every third of it. */
+export const LEASE_MS = 60_000
+/** How often a runner on a shared storage looks at the queue unnudged (builds queued through other replicas, ended leases). */
+export const POLL_MS = 5_000
 
 export interface BuildRunnerOptions {
   /** Longest build (generation and delivery) before it fails. */
@@ -41,6 +53,10 @@ export interface BuildRunnerOptions {
   secrets: Secrets
   /** Reports `build.succeeded` and `build.failed` (default: nothing). */
   events?: ReportEvent
+  /** A claim's lease (default LEASE_MS). */
+  leaseMs?: number
+  /** Unnudged look at the queue on PostgreSQL (default POLL_MS); LMDB's one process is nudged by its own queueing. */
+  pollMs?: number
 }
 
 class Shutdown extends Error {
@@ -48,6 +64,9 @@ class Shutdown extends Error {
 }
 class Canceled extends Error {
   constructor() { super('canceled'); this.name = 'Canceled' }
+}
+class LeaseLost extends Error {
+  constructor() { super('the lease on this build ended and another runner took it'); this.name = 'LeaseLost' }
 }
 
 /** A build's log: timestamped lines, cut at LOG_LIMIT; no NUL character (the storage keeps text without it). */
@@ -76,6 +95,10 @@ export class BuildRunner {
   readonly #log: ServerLog
   readonly #secrets: Secrets
   readonly #events: ReportEvent
+  readonly #leaseMs: number
+  readonly #pollMs: number
+  /** This runner's name on the builds it claims: the host and process, and a ULID (two registries may share a process). */
+  readonly holder = `${hostname()}:${process.pid}:${newId()}`
 
   constructor(
     private readonly storage: Storage,
@@ -88,19 +111,22 @@ export class BuildRunner {
     this.#log = options.log ?? STDERR_LOG
     this.#secrets = options.secrets
     this.#events = options.events ?? REPORT_NOTHING
+    this.#leaseMs = options.leaseMs ?? LEASE_MS
+    this.#pollMs = options.pollMs ?? POLL_MS
     sdks.signals = {
       queued: () => { this.#nudged = true; this.#wake?.() },
       canceled: (id) => { if (this.#running?.id === id) this.#running.controller.abort(new Canceled()) },
     }
   }
 
-  /** Recovers builds interrupted by a crash, then runs the queue until `stop`. */
+  /** Recovers builds interrupted by a crash (LMDB: at once; PostgreSQL: as their leases end), then runs the queue until `stop`. */
   start(): void {
     if (this.#loop) return
     this.#stopping = false
     // Work directories a killed registry left behind; failing to remove them must not stop builds.
     void removeStaleWorkDirs().catch(() => {})
-    this.#loop = this.recover().then(() => this.loop())
+    // On PostgreSQL a running build may be another replica's, alive: only its ended lease frees it.
+    this.#loop = (this.storage.kind === 'lmdb' ? this.recover() : Promise.resolve()).then(() => this.loop())
   }
 
   /** Aborts the running build (it is queued again) and waits for the loop to end. */
@@ -112,28 +138,39 @@ export class BuildRunner {
     this.#loop = null
   }
 
+  /** LMDB at start: every running build was the previous process's. */
   private async recover(): Promise<void> {
     const failed = await this.storage.transaction(async (tx) => {
       const given: BuildRecord[] = []
       for (const build of await tx.sdks.queue()) {
         if (build.status !== 'running') continue
-        const log = new BuildLog(await tx.sdks.log(build.id))
-        const at = now()
-        if (build.attempts >= MAX_ATTEMPTS) {
-          const error = `the registry stopped while this build was running, ${build.attempts} times; it is not retried again`
-          log.add(error)
-          const ended: BuildRecord = { ...build, status: 'failed', error, updated_at: at, finished_at: at }
-          await tx.sdks.putBuild(ended)
-          given.push(ended)
-        } else {
-          log.add(`the registry stopped while this build was running (attempt ${build.attempts} of ${MAX_ATTEMPTS}); queued again`)
-          await tx.sdks.putBuild({ ...build, status: 'queued', updated_at: at })
-        }
-        await tx.sdks.putLog(build.id, log.toString())
+        const ended = await this.interrupted(tx, build)
+        if (ended) given.push(ended)
       }
       return given
     })
     for (const build of failed) await this.report(build)
+  }
+
+  /**
+   * A running build whose runner is gone: queued again (its next run counts one more attempt) or, after
+   * MAX_ATTEMPTS, failed (answered, to be reported).
+   */
+  private async interrupted(tx: Stores, build: BuildRecord): Promise<BuildRecord | undefined> {
+    const log = new BuildLog(await tx.sdks.log(build.id))
+    const at = now()
+    let ended: BuildRecord | undefined
+    if (build.attempts >= MAX_ATTEMPTS) {
+      const error = `the registry stopped while this build was running, ${build.attempts} times; it is not retried again`
+      log.add(error)
+      ended = { ...build, status: 'failed', error, updated_at: at, finished_at: at, lease: null }
+      await tx.sdks.putBuild(ended)
+    } else {
+      log.add(`the registry stopped while this build was running (attempt ${build.attempts} of ${MAX_ATTEMPTS}); queued again`)
+      await tx.sdks.putBuild({ ...build, status: 'queued', updated_at: at, lease: null })
+    }
+    await tx.sdks.putLog(build.id, log.toString())
+    return ended
   }
 
   private async loop(): Promise<void> {
@@ -141,9 +178,10 @@ export class BuildRunner {
       try {
         this.#nudged = false
         const claimed = await this.claim()
+        if (claimed === 'interrupted') continue
         if (!claimed) {
           // Unless a build was queued (or a stop asked) while the claim looked: it is not missed.
-          if (!this.#nudged && !this.#stopping) await new Promise<void>((resolve) => { this.#wake = resolve })
+          if (!this.#nudged && !this.#stopping) await this.idle()
           this.#wake = null
           continue
         }
@@ -158,21 +196,71 @@ export class BuildRunner {
   }
 
   /**
-   * Claims the oldest queued build (status running, one more attempt) in one transaction; undefined when
-   * none is queued. (Claiming with leases across replicas, issue 16 item 8, takes the same shape.)
+   * Waits for a nudge (a build queued by this process, a stop). On PostgreSQL also at most `pollMs`:
+   * other replicas queue builds and leave ended leases without nudging this one.
    */
-  private claim(): Promise<{ build: BuildRecord; log: BuildLog } | undefined> {
-    return this.storage.transaction(async (tx) => {
-      const build = await tx.sdks.nextQueued()
-      if (!build) return undefined
-      const log = new BuildLog(await tx.sdks.log(build.id))
+  private async idle(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    await new Promise<void>((resolve) => {
+      this.#wake = resolve
+      if (this.storage.kind !== 'lmdb') timer = setTimeout(resolve, this.#pollMs)
+    })
+    clearTimeout(timer)
+  }
+
+  /**
+   * Claims the oldest claimable build in one transaction: a queued one becomes running under this
+   * runner's lease, with one more attempt; a running one whose lease ended is `interrupted` (queued
+   * again or failed; 'interrupted' tells the loop to look again). Undefined when there is none.
+   */
+  private async claim(): Promise<{ build: BuildRecord; log: BuildLog } | 'interrupted' | undefined> {
+    const claimed = await this.storage.transaction(async (tx) => {
       const at = now()
-      const running: BuildRecord = { ...build, status: 'running', attempts: build.attempts + 1, started_at: at, updated_at: at }
-      log.add(`build ${build.number} (${build.target}) started, attempt ${running.attempts} of ${MAX_ATTEMPTS}`)
+      const build = await tx.sdks.nextQueued(at)
+      if (!build) return undefined
+      if (build.status === 'running') return { failed: await this.interrupted(tx, build) }
+      const log = new BuildLog(await tx.sdks.log(build.id))
+      const running: BuildRecord = {
+        ...build, status: 'running', attempts: build.attempts + 1, started_at: at, updated_at: at, lease: { holder: this.holder, until: this.leaseEnd() },
+      }
+      log.add(`build ${build.number} (${build.target}) started, attempt ${running.attempts} of ${MAX_ATTEMPTS}, by ${this.holder}`)
       await tx.sdks.putBuild(running)
       await tx.sdks.putLog(build.id, log.toString())
       return { build: running, log }
     })
+    if (claimed && 'failed' in claimed) {
+      if (claimed.failed) await this.report(claimed.failed)
+      return 'interrupted'
+    }
+    return claimed
+  }
+
+  private leaseEnd(): string {
+    return new Date(Date.now() + this.#leaseMs).toISOString()
+  }
+
+  /**
+   * Every third of the lease, moves its end on while the build is still this runner's attempt; when it
+   * is not (canceled, by a request to any replica; deleted; or taken by another runner after a stall
+   * let the lease end), aborts the run, which then writes nothing of its outcome. A renewal that fails
+   * to commit (the database briefly away) is tried again at the next tick.
+   */
+  private renewLease(build: BuildRecord, controller: AbortController): () => void {
+    const timer = setInterval(() => {
+      void this.storage.transaction(async (tx) => {
+        const current = await tx.sdks.build(build.id)
+        if (!current || current.status === 'canceled') return new Canceled()
+        if (!this.holds(build, current)) return new LeaseLost()
+        await tx.sdks.putBuild({ ...current, lease: { holder: this.holder, until: this.leaseEnd() } })
+        return undefined
+      }).then((lost) => { if (lost && !controller.signal.aborted) controller.abort(lost) }, () => {})
+    }, Math.max(1, Math.floor(this.#leaseMs / 3)))
+    return () => clearInterval(timer)
+  }
+
+  /** Whether `current` (as stored) is still the running attempt `build` this runner claimed. */
+  private holds(build: BuildRecord, current: BuildRecord | undefined): boolean {
+    return current?.status === 'running' && current.attempts === build.attempts && current.lease?.holder === this.holder
   }
 
   private async run(build: BuildRecord, log: BuildLog): Promise<void> {
@@ -182,6 +270,7 @@ export class BuildRunner {
     const controller = new AbortController()
     this.#running = { id, controller }
     const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(this.#timeoutMs)])
+    const stopRenewing = this.renewLease(build, controller)
     try {
       const files = await generate({ target: build.target, sdk: build.sdk, config: build.config, apis: await this.documents(build) },
         { signal, timeoutMs: this.#timeoutMs })
@@ -231,21 +320,25 @@ export class BuildRunner {
       } else if (reason instanceof Canceled) {
         log.add('canceled')
         await this.storage.transaction(async (tx) => { if (await tx.sdks.build(id)) await tx.sdks.putLog(id, log.toString()) })
+      } else if (reason instanceof LeaseLost) {
+        // Another runner has the build (and its log) now: nothing of this run is written.
+        this.#log.warn({ build_id: id, holder: this.holder }, 'SDK build: its lease ended while it ran; another runner took it over')
       } else {
         const message = log.redactor.redact(signal.aborted ? `the build ran longer than ${this.#timeoutMs} ms` : (error as Error).message)
         log.add(`failed: ${message}`)
         await this.conclude(build, log, { status: 'failed', error: message })
       }
     } finally {
+      stopRenewing()
       this.#running = null
     }
   }
 
-  /** Runs `work` in a transaction if the build is still this running attempt (not canceled or deleted). */
+  /** Runs `work` in a transaction if the build is still this running attempt (not canceled, deleted or taken over). */
   private async whileRunning(build: BuildRecord, work: (tx: Stores) => Promise<void>): Promise<boolean> {
     return this.storage.transaction(async (tx) => {
       const current = await tx.sdks.build(build.id)
-      if (current?.status !== 'running' || current.attempts !== build.attempts) return false
+      if (!this.holds(build, current)) return false
       await work(tx)
       return true
     })
@@ -269,7 +362,8 @@ export class BuildRunner {
   private async finish(tx: Stores, build: BuildRecord, log: BuildLog, change: Partial<BuildRecord>): Promise<void> {
     const at = now()
     const done = change.status !== 'queued'
-    await tx.sdks.putBuild({ ...build, ...change, updated_at: at, finished_at: done ? at : null })
+    // Finished or queued again, a build holds no lease.
+    await tx.sdks.putBuild({ ...build, ...change, updated_at: at, finished_at: done ? at : null, lease: null })
     await tx.sdks.putLog(build.id, log.toString())
   }
 

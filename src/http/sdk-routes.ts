@@ -136,7 +136,8 @@ export function repositoryView(r: OutputRepositoryRecord, secrets: Secrets) {
 }
 
 export function buildView(b: BuildRecord) {
-  const { sdk: _sdk, config: _config, ...view } = b
+  // The lease names a replica's runner: storage bookkeeping, not part of the interface.
+  const { sdk: _sdk, config: _config, lease: _lease, ...view } = b
   return view
 }
 

@@ -117,4 +117,17 @@ export interface BuildRecord {
   updated_at: string
   started_at: string | null
   finished_at: string | null
+  /**
+   * Who runs this build and until when (a running build only): the runner renews it while it works, and
+   * a running build whose lease ended (or that has none: claimed before leases, by a process now gone)
+   * is claimed again by any replica. Not shown in the API.
+   */
+  lease?: BuildLease | null
+}
+
+/** A runner's claim on a running build: its holder (one per runner, process and replica) and its end. */
+export interface BuildLease {
+  holder: string
+  /** RFC 3339 UTC, compared as text with the claimer's `now()`. */
+  until: string
 }

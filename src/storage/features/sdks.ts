@@ -30,6 +30,15 @@ export async function sdkWithBuildAdded(
   return { ...sdk, last_build_number: build.number }
 }
 
+/**
+ * A build a runner may claim at `at` (RFC 3339, compared as text): queued, or running on a lease that
+ * ended at or before `at`, or on none (claimed before leases existed, by a process that is gone).
+ */
+export function claimable(build: BuildRecord, at: string): boolean {
+  if (build.status === 'queued') return true
+  return build.status === 'running' && (!build.lease || build.lease.until <= at)
+}
+
 /** Which builds a listing shows: an organization's or one SDK's. */
 export type BuildScope = { organizationId: string } | { sdkId: string }
 
@@ -54,10 +63,13 @@ export interface SdkReader {
   /** The queue: builds queued or running, oldest first. */
   queue(): Promise<BuildRecord[]>
   /**
-   * The oldest build whose status is `queued`: what a runner claims next, inside the transaction that
-   * marks it running (on PostgreSQL a later `FOR UPDATE SKIP LOCKED` lets replicas claim side by side).
+   * The oldest build a runner may claim at `at` (`claimable`: queued, or running on an ended lease):
+   * what a runner claims next, inside the transaction that marks it running under its own lease. Two
+   * concurrent claims never both take one build: on PostgreSQL the row is locked `FOR UPDATE SKIP
+   * LOCKED` (a concurrent claimer passes to the next one) and the serializable commit refuses the rest;
+   * on LMDB the commit re-checks what was read.
    */
-  nextQueued(): Promise<BuildRecord | undefined>
+  nextQueued(at: string): Promise<BuildRecord | undefined>
   /** A build's log; undefined when none was written. */
   log(buildId: string): Promise<string | undefined>
   /** The build's generated files (a .tar.gz); undefined when none were generated. */

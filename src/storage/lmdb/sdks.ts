@@ -1,6 +1,6 @@
 import { RegistryError, notFound } from '../../errors.js'
 import { sdkKeys } from './layout.js'
-import { sdkWithBuildAdded, type BuildScope } from '../features/sdks.js'
+import { claimable, sdkWithBuildAdded, type BuildScope } from '../features/sdks.js'
 import type { SdkStore } from '../port.js'
 import type { BuildRecord, OutputRepositoryRecord, Page, PageRequest, ResourceRecord, SdkRecord, SdkTarget } from '../records.js'
 import type { LmdbEnvironment, SdkDatabases } from './databases.js'
@@ -148,14 +148,14 @@ export class LmdbSdks implements SdkStore {
     return builds
   }
 
-  async nextQueued(): Promise<BuildRecord | undefined> {
-    // The queue holds the running build(s) too: the first whose status is queued. Reading the queue in
+  async nextQueued(at: string): Promise<BuildRecord | undefined> {
+    // The queue holds the running build(s) too: the first that is claimable. Reading the queue in
     // pages keeps a transaction's recorded reads short when it is long.
     for (let offset = 0; ; offset += QUEUE_PAGE) {
       const page = this.access.range(this.db.buildQueue, { offset, limit: QUEUE_PAGE })
       for (const { key } of page) {
         const build = await this.build(key as string)
-        if (build?.status === 'queued') return build
+        if (build && claimable(build, at)) return build
       }
       if (page.length < QUEUE_PAGE) return undefined
     }

@@ -125,9 +125,13 @@ export class PgSdks implements SdkStore {
     return recordsOf(this.sql, "SELECT record FROM builds WHERE status IN ('queued', 'running') ORDER BY id", [])
   }
 
-  nextQueued(): Promise<BuildRecord | undefined> {
-    // Claiming across replicas (issue 16, item 8) adds FOR UPDATE SKIP LOCKED here, with a lease.
-    return recordOf(this.sql, "SELECT record FROM builds WHERE status = 'queued' ORDER BY id LIMIT 1", [])
+  nextQueued(at: string): Promise<BuildRecord | undefined> {
+    // features/sdks.ts `claimable` in SQL (a json null or absent lease reads as NULL). SKIP LOCKED: a
+    // build another replica's claim holds is passed over rather than waited for; the lock lasts until
+    // this transaction ends, so the claimer that took it is the one that marks it running.
+    return recordOf(this.sql, `SELECT record FROM builds
+      WHERE status = 'queued' OR (status = 'running' AND coalesce(record->'lease'->>'until' <= $1 COLLATE "C", true))
+      ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`, [at])
   }
 
   log(buildId: string): Promise<string | undefined> {

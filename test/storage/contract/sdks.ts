@@ -78,6 +78,23 @@ async function created(storage: Storage, ...sdks: SdkRecord[]): Promise<SdkRecor
   return sdks
 }
 
+const T0 = '2030-01-01T00:00:00.000Z'
+const LEASE_END = '2030-01-01T00:01:00.000Z'
+
+/**
+ * What a runner's claim does: the next claimable build at `at` marked running under `holder`'s lease
+ * until a minute later, one more attempt; answers its id (undefined when none).
+ */
+function claimAt(storage: Storage, holder: string, at: string): Promise<string | undefined> {
+  return storage.transaction(async (tx) => {
+    const next = await tx.sdks.nextQueued(at)
+    if (!next) return undefined
+    const until = new Date(Date.parse(at) + 60_000).toISOString()
+    await tx.sdks.putBuild({ ...next, status: 'running', attempts: next.attempts + 1, lease: { holder, until } })
+    return next.id
+  })
+}
+
 /** Adds builds as their SDK's next, answering them. */
 async function added(storage: Storage, of: SdkRecord, statuses: BuildStatus[]): Promise<BuildRecord[]> {
   return storage.transaction(async (tx) => {
@@ -281,17 +298,12 @@ export function sdkContract(t: Test, open: OpenStorage): void {
     const read = storage.read.sdks
     const ids = async () => (await read.queue()).map((build) => build.id)
     t.same(await ids(), [a.id, b.id, c.id], 'oldest first; one added finished is not queued')
-    t.same(await read.nextQueued(), a)
+    t.same(await read.nextQueued(T0), a)
 
-    const claim = () => storage.transaction(async (tx) => {
-      const next = await tx.sdks.nextQueued()
-      if (!next) return undefined
-      await tx.sdks.putBuild({ ...next, status: 'running', attempts: next.attempts + 1 })
-      return next.id
-    })
+    const claim = () => claimAt(storage, 'runner-a', T0)
     t.equal(await claim(), a.id)
     t.same(await ids(), [a.id, b.id, c.id], 'a running build stays in the queue')
-    t.equal((await read.nextQueued())?.id, b.id, 'the next queued one is after it')
+    t.equal((await read.nextQueued(T0))?.id, b.id, 'the next queued one is after it')
 
     const claims = await Promise.allSettled([claim(), claim(), claim()])
     const claimed = claims.flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value ? [outcome.value] : []))
@@ -299,7 +311,7 @@ export function sdkContract(t: Test, open: OpenStorage): void {
     t.ok(claimed.every((id) => id === b.id || id === c.id) && new Set(claimed).size === claimed.length, 'concurrent claims never take one build twice')
     while (claimed.length < 2) claimed.push((await claim())!)
     t.same([...claimed].sort(), [b.id, c.id].sort(), 'each queued build claimed once')
-    t.equal(await read.nextQueued(), undefined, 'nothing queued')
+    t.equal(await read.nextQueued(T0), undefined, 'nothing queued')
     t.equal(await claim(), undefined)
 
     for (const [build, status] of [[a, 'succeeded'], [b, 'failed'], [c, 'canceled']] as const) {
@@ -308,8 +320,48 @@ export function sdkContract(t: Test, open: OpenStorage): void {
     t.same(await ids(), [], 'finished builds leave the queue')
     await storage.transaction(async (tx) => tx.sdks.putBuild({ ...(await tx.sdks.build(b.id))!, status: 'queued' }))
     t.same(await ids(), [b.id], 'queued again: back in it')
-    t.equal((await read.nextQueued())?.id, b.id)
+    t.equal((await read.nextQueued(T0))?.id, b.id)
     t.equal((await read.build(done.id))?.status, 'succeeded')
+  })
+
+  t.test('leases: a live one is not claimed, an ended one (or none) is, by one of two concurrent claimers', async (t) => {
+    const { storage, acme } = await world(open, t)
+    const [one] = await created(storage, sdk(acme.id, 'one'))
+    const [first, second] = await added(storage, one, ['queued', 'queued'])
+    const read = storage.read.sdks
+
+    // Two runners claim at once with one build queued: one takes it, the other nothing (or conflict, retried).
+    await storage.transaction(async (tx) => tx.sdks.putBuild({ ...(await tx.sdks.build(second.id))!, status: 'succeeded' }))
+    const race = await Promise.allSettled([claimAt(storage, 'runner-a', T0), claimAt(storage, 'runner-b', T0)])
+    for (const outcome of race) if (outcome.status === 'rejected') t.match(outcome.reason, conflict, 'a claim that lost too often is told conflict')
+    const winners = race.flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value ? [outcome.value] : []))
+    t.same(winners, [first.id], 'the one queued build is claimed by exactly one of two concurrent runners')
+    const claimed = (await read.build(first.id))!
+    t.match(claimed, { status: 'running', attempts: 1 })
+    t.ok(claimed.lease && ['runner-a', 'runner-b'].includes(claimed.lease.holder), 'the lease names the winner')
+    t.equal(claimed.lease?.until, LEASE_END, 'and when it ends')
+
+    // While the lease lasts, nobody claims the build, however often they look.
+    for (const at of [T0, '2030-01-01T00:00:59.999Z']) t.equal(await read.nextQueued(at), undefined, `live lease at ${at}: not claimable`)
+    t.equal(await claimAt(storage, 'runner-c', '2030-01-01T00:00:30.000Z'), undefined)
+    t.equal((await read.build(first.id))?.lease?.holder, claimed.lease?.holder, 'the live lease is left as it was')
+
+    // From its end on it is claimable again, by one of two concurrent runners, one more attempt counted.
+    t.equal((await read.nextQueued(LEASE_END))?.id, first.id, 'claimable at the instant the lease ends')
+    const LATER = '2030-01-01T00:05:00.000Z'
+    const again = await Promise.allSettled([claimAt(storage, 'runner-c', LATER), claimAt(storage, 'runner-d', LATER)])
+    const retakers = again.flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value ? [outcome.value] : []))
+    t.same(retakers, [first.id], 'an ended lease is claimed again exactly once')
+    const retaken = (await read.build(first.id))!
+    t.match(retaken, { status: 'running', attempts: 2 })
+    t.ok(retaken.lease && ['runner-c', 'runner-d'].includes(retaken.lease.holder), 'under the new claimer\'s lease')
+
+    // A running build without a lease (claimed before leases existed) is claimable: its process is gone.
+    await storage.transaction(async (tx) => tx.sdks.putBuild({ ...(await tx.sdks.build(first.id))!, lease: null }))
+    t.equal((await read.nextQueued(T0))?.id, first.id, 'a running build without a lease is claimable')
+    const { lease: _lease, ...withoutField } = (await read.build(first.id))!
+    await storage.transaction(async (tx) => tx.sdks.putBuild(withoutField))
+    t.equal((await read.nextQueued(T0))?.id, first.id, 'also when the record has no lease field at all (written before leases)')
   })
 
   t.test('logs and artifacts: replaced in place, kept exactly, only of a build, removed with it', async (t) => {
