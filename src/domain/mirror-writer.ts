@@ -5,11 +5,8 @@
  * event loop between commits, and commits its progress (entries applied, new head) in one storage
  * transaction per batch. A failure leaves the entries pending; they are retried on the next round.
  */
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
-import { hostname } from 'node:os'
-import { join } from 'node:path'
 import { GitRepository, MirrorTree, repositoryPath } from '../store/git-repository.js'
-import type { ReadStores, Storage } from '../storage/port.js'
+import type { Election, ReadStores, Storage } from '../storage/port.js'
 import type { BlobStore, HistoryEntry, JournalEntry, ResourceKind, ResourceRecord } from '../storage/records.js'
 import { STDERR_LOG, type ServerLog } from './server-log.js'
 import {
@@ -47,11 +44,21 @@ interface OrgState {
   head: string | undefined
   /** The root tree of `head`. */
   root?: string
+  /**
+   * The head the storage recorded when this state was last in step with it: a batch is recorded only
+   * if it is still the recorded head (else another writer moved it, and this state is stale).
+   */
+  recorded: string | undefined
+  /** Following (a replica that is not the writer): how many of the organization's changes are applied. */
+  followed?: number
 }
 
 export class MirrorWriter {
   private readonly states = new Map<string, OrgState>()
-  private readonly lock: WriterLock
+  private readonly election: Election
+  /** Organizations being followed (`follow`), so that two fetches replay once. */
+  private readonly following = new Map<string, Promise<void>>()
+  private readonly followers = new Map<string, OrgState>()
   private running: Promise<void> | undefined
   private again = false
   private timer: NodeJS.Timeout | undefined
@@ -82,7 +89,7 @@ export class MirrorWriter {
     this.quietMs = options.quietMs ?? 100
     this.maxLagMs = options.maxLagMs ?? 10_000
     this.log = options.log ?? STDERR_LOG
-    this.lock = new WriterLock(join(options.storage, 'git', 'writer.lock'))
+    this.election = storage.writerElection()
   }
 
   /** Starts applying: pending entries first (replay), then whatever is journaled later. */
@@ -134,13 +141,13 @@ export class MirrorWriter {
     this.timer = undefined
     await this.idle()
     // One more batch for what was journaled last; anything beyond is replayed at the next start.
-    if (this.lock.held) await this.round().catch(() => 'failed')
-    this.lock.release()
+    if (this.election.held) await this.round().catch(() => 'failed')
+    await this.election.release()
   }
 
-  /** Holds this process the writer's lock (another process may be the writer)? */
+  /** Is this process the elected writer (another process, or replica, may be)? */
   get isWriter(): boolean {
-    return this.lock.held
+    return this.election.held
   }
 
   private async rounds(): Promise<void> {
@@ -163,14 +170,20 @@ export class MirrorWriter {
       more = outcome === 'more' || (outcome !== 'failed' && this.again)
       if (outcome === 'done' && !this.again) this.pendingSince = undefined
     }
-    if (this.lock.held) this.options.onRound?.()
+    if (this.election.held) this.options.onRound?.()
     const delay = Math.min(this.pollMs * 2 ** this.failures, Math.max(this.pollMs, 60_000))
     if (!this.stopped) this.timer = setTimeout(() => this.nudge(), delay).unref()
   }
 
   /** Applies one batch; answers whether more may be pending, or that an organization failed. */
   private async round(): Promise<'done' | 'more' | 'failed'> {
-    if (!this.lock.acquire()) return 'done'
+    const wasWriter = this.election.held
+    if (!await this.election.acquire()) return 'done'
+    if (!wasWriter) {
+      // Elected now (at start, or taking over from a writer that died): what this process knew is stale.
+      this.states.clear()
+      this.checked = false
+    }
     if (!this.checked) {
       await this.checkRepositories()
       this.checked = true
@@ -224,7 +237,14 @@ export class MirrorWriter {
   private async commitProgress(org: string, state: OrgState, applied: number[]): Promise<void> {
     if (state.head) {
       const head = { commit: state.head, updated_at: new Date().toISOString() }
-      await this.storage.transaction((tx) => tx.mirror.markApplied(org, applied, head))
+      await this.storage.transaction(async (tx) => {
+        // A writer that lost its election without knowing yet (another took over) records nothing.
+        if ((await tx.mirror.head(org))?.commit !== state.recorded) {
+          throw new Error('the recorded head moved: another process is the writer now')
+        }
+        await tx.mirror.markApplied(org, applied, head)
+      })
+      state.recorded = state.head
       await state.repo.setHead(state.head)
       this.options.onHead?.(org)
     } else {
@@ -245,13 +265,13 @@ export class MirrorWriter {
     await repo.ensure()
     const head = (await this.storage.read.mirror.head(org))?.commit
     if (head && await repo.hasCommit(head)) {
-      const state = { repo, tree: await MirrorTree.read(repo.gitdir, head), head }
+      const state = { repo, tree: await MirrorTree.read(repo.gitdir, head), head, recorded: head }
       await repo.setHead(head)
       this.states.set(org, state)
       return state
     }
     if (!head && !await this.hasUndescribedResources(org)) {
-      const state = { repo, tree: new MirrorTree(), head: undefined }
+      const state = { repo, tree: new MirrorTree(), head: undefined, recorded: undefined }
       this.states.set(org, state)
       return state
     }
@@ -303,10 +323,11 @@ export class MirrorWriter {
     const snapshot = await this.storage.transaction(async (tx) => ({
       history: await this.history(tx, org),
       seqs: (await tx.mirror.pendingOf(org)).map((entry) => entry.seq),
+      recorded: (await tx.mirror.head(org))?.commit,
     }))
     const repo = new GitRepository(repositoryPath(this.options.storage, org))
     await repo.ensure()
-    const state: OrgState = { repo, tree: new MirrorTree(), head: undefined }
+    const state: OrgState = { repo, tree: new MirrorTree(), head: undefined, recorded: snapshot.recorded }
     for (const [i, entry] of snapshot.history.entries()) {
       state.head = await this.apply(state, entry)
       this.rebuildProgress?.(org, i + 1, snapshot.history.length)
@@ -315,6 +336,51 @@ export class MirrorWriter {
     this.states.set(org, state)
     await this.commitProgress(org, state, snapshot.seqs)
     return state.head
+  }
+
+  /**
+   * On a replica that is not the writer: brings this replica's repository of the organization to the
+   * head the writer recorded, so that every replica answers a clone or fetch with the same refs. Its
+   * commits are written here from the shared history (the same history gives the same commits), up to
+   * the recorded head and no further. The writer's own repository is the one it writes: nothing to do.
+   */
+  async follow(org: string): Promise<void> {
+    if (this.isWriter) return
+    const target = (await this.storage.read.mirror.head(org))?.commit
+    if (!target) return
+    const running = this.following.get(org)
+    if (running) return running
+    const follow = this.followTo(org, target).finally(() => this.following.delete(org))
+    this.following.set(org, follow)
+    return follow
+  }
+
+  private async followTo(org: string, target: string): Promise<void> {
+    const repo = new GitRepository(repositoryPath(this.options.storage, org))
+    if (await repo.head() === target) return
+    await repo.ensure()
+    if (!await repo.hasCommit(target)) {
+      // Replayed from where this replica stopped last time, else from the start (also when that misses the target).
+      const changes = await this.history(this.storage.read, org)
+      let state = this.followers.get(org)
+      for (const from of state ? [state.followed ?? 0, 0] : [0]) {
+        if (from === 0) state = { repo, tree: new MirrorTree(), head: undefined, recorded: undefined, followed: 0 }
+        for (let i = from; i < changes.length && state!.head !== target; i++) {
+          state!.head = await this.apply(state!, changes[i])
+          state!.followed = i + 1
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+        if (state!.head === target) break
+      }
+      this.followers.set(org, state!)
+      if (state!.head !== target) {
+        // Only a history rewritten under it (a rebuild of storage older than the history): serve what is here.
+        this.log.warn({ organization_id: org, head: target }, 'git mirror: this replica could not replay the recorded head from the history')
+        return
+      }
+    }
+    // Became the writer meanwhile: its own rounds move the ref.
+    if (!this.isWriter) await repo.setHead(target)
   }
 
   /**
@@ -422,77 +488,4 @@ function replay(entries: (MirrorChange | HistoryEntry)[], lastKnown: Map<string,
     const resource = current.get(entry.resource_id) ?? lastKnown.get(entry.resource_id)
     return resource ? { change: 'version', resource, version: entry.version, at: entry.at } : undefined
   }).filter((entry): entry is MirrorChange => entry !== undefined)
-}
-
-/**
- * This machine's boot: a lock written by another boot or machine (a restored copy of the directory)
- * is stale whatever its process id.
- */
-const BOOT = (() => {
-  try {
-    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
-  } catch {
-    return hostname()
-  }
-})()
-
-/**
- * One writer per storage directory: an exclusive lock file holding the writer's process id and boot.
- * A lock left by a process that is gone (`kill -9`), or by another boot, is taken over.
- */
-class WriterLock {
-  held = false
-
-  constructor(private readonly path: string) {}
-
-  acquire(): boolean {
-    if (this.held) return true
-    mkdirSync(join(this.path, '..'), { recursive: true })
-    for (let attempt = 0; attempt < 2; attempt++) {
-      // Written whole, then linked into place: the lock never exists without its content.
-      const temporary = `${this.path}.${process.pid}`
-      writeFileSync(temporary, `${process.pid} ${BOOT}`)
-      try {
-        linkSync(temporary, this.path)
-        this.held = true
-        WriterLock.inProcess.add(this.path)
-        return true
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-        if (this.ownerAlive()) return false
-        try { unlinkSync(this.path) } catch { /* taken over by another process meanwhile */ }
-      } finally {
-        unlinkSync(temporary)
-      }
-    }
-    return false
-  }
-
-  private ownerAlive(): boolean {
-    let content: string
-    try {
-      content = readFileSync(this.path, 'utf8')
-    } catch {
-      return true // removed by its owner just now: try again next round
-    }
-    const [pidText, boot] = content.split(' ')
-    const pid = Number.parseInt(pidText, 10)
-    if (!Number.isInteger(pid) || pid <= 0 || boot !== BOOT) return false
-    if (pid === process.pid) return WriterLock.inProcess.has(this.path)
-    try {
-      process.kill(pid, 0)
-      return true
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'EPERM'
-    }
-  }
-
-  static readonly inProcess = new Set<string>()
-
-  release(): void {
-    if (!this.held) return
-    this.held = false
-    WriterLock.inProcess.delete(this.path)
-    try { unlinkSync(this.path) } catch { /* already gone */ }
-  }
 }

@@ -93,6 +93,14 @@ export class Mirror {
     return new GitRepository(repositoryPath(this.options.storage, org.id))
   }
 
+  /**
+   * Before answering a clone or fetch: on a replica that is not the writer, the repository is brought to
+   * the head the writer recorded (MirrorWriter.follow), so every replica serves the same refs.
+   */
+  follow(org: OrganizationRecord): Promise<void> {
+    return this.writer.follow(org.id)
+  }
+
   async status(org: OrganizationRecord): Promise<MirrorStatus> {
     const [remote, head] = await Promise.all([this.storage.read.mirror.remote(org.id), this.storage.read.mirror.head(org.id)])
     return {

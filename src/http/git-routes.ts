@@ -123,6 +123,7 @@ export async function gitRoutes(app: FastifyInstance, options: { registry: Regis
     validatorCompiler: () => () => true,
   }, async (request, reply) => {
     const repo = mirrorOf(request)
+    await registry.mirror?.follow(request.gitOrganization!) // a replica that is not the writer catches up first
     // Inflated already when sent with Content-Encoding: gzip, within the body limit (content-encoding.ts).
     const body = request.body as Buffer
     reply.header('content-type', 'application/x-git-upload-pack-result').header('cache-control', 'no-cache')

@@ -34,6 +34,11 @@ export interface Storage {
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T>
   /** Called after a commit that appended to the mirror journal (the mirror writer's nudge). */
   onCommit(listener: (what: { journal: boolean }) => void): void
+  /**
+   * The election of the git mirror's one writer among every process serving this storage: a lock file
+   * in the storage directory on LMDB, a session-level advisory lock on PostgreSQL (several replicas).
+   */
+  writerElection(): Election
   close(): Promise<void>
   /**
    * Writes a consistent copy of the stored records to `directory` while writers go on (`registry
@@ -41,6 +46,18 @@ export interface Storage {
    * backed up with `pg_dump` (docs/storage.md).
    */
   snapshot?(directory: string): Promise<void>
+}
+
+/**
+ * One holder at a time among the processes on one storage. Whoever holds it keeps it until `release`
+ * or until its process (or, on PostgreSQL, its session) dies; the others take it over then.
+ */
+export interface Election {
+  /** Holds it already, or takes it when free: false while another process holds it. */
+  acquire(): Promise<boolean>
+  /** Held as far as this process knows (a lost session clears it). */
+  readonly held: boolean
+  release(): Promise<void>
 }
 
 /** The repositories as seen inside a transaction: reads see the transaction's own writes. */

@@ -36,8 +36,8 @@ export interface MirrorServer extends TestServer {
   upload(apiId: string, document: unknown): Promise<{ id: string; number: number; checksum: string; created_at: string }>
 }
 
-export async function startMirrorServer(options: { storage?: string; outboundHosts?: string[] } = {}): Promise<MirrorServer> {
-  const s = await startTestServer({ storage: options.storage, outboundHosts: options.outboundHosts })
+export async function startMirrorServer(options: { storage?: string; outboundHosts?: string[]; databaseUrl?: string } = {}): Promise<MirrorServer> {
+  const s = await startTestServer({ storage: options.storage, outboundHosts: options.outboundHosts, databaseUrl: options.databaseUrl })
   const requests: { method: string; url: string }[] = []
   s.app.addHook('onRequest', async (request) => { requests.push({ method: request.method, url: request.url }) })
   s.registry.mirror!.start({ warn: () => undefined })

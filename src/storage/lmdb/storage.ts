@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { FsBlobStore } from './fs-blob-store.js'
 import { Lanes } from '../lanes.js'
-import type { ReadStores, Storage, Stores } from '../port.js'
+import type { Election, ReadStores, Storage, Stores } from '../port.js'
 import type { BlobStore } from '../records.js'
 import { INDEX_FILE, openEnvironment, type LmdbEnvironment } from './databases.js'
 import { LmdbMirrorJournal } from './mirror-journal.js'
@@ -24,6 +24,7 @@ import { LmdbRepositories } from './repositories.js'
 import { LmdbSearch } from './search.js'
 import { LmdbTallies } from './tallies.js'
 import { LmdbSecrets } from './secrets.js'
+import { WriterLock } from './writer-lock.js'
 
 export interface LmdbStorageOptions {
   /** Bytes of documents kept in memory by the blob store. */
@@ -46,9 +47,9 @@ export class LmdbStorage implements Storage {
   private readonly attempts: number
 
   /** Opens `<storage>/index` and `<storage>/blobs`. */
-  constructor(storage: string, options: LmdbStorageOptions = {}) {
-    this.environment = openEnvironment(storage)
-    this.blobs = new FsBlobStore(storage, { cacheBytes: options.documentCacheBytes })
+  constructor(private readonly directory: string, options: LmdbStorageOptions = {}) {
+    this.environment = openEnvironment(directory)
+    this.blobs = new FsBlobStore(directory, { cacheBytes: options.documentCacheBytes })
     this.attempts = options.attempts ?? DEFAULT_ATTEMPTS
     this.lanes = new Lanes(options.laneOf)
     this.read = this.stores(new CommittedAccess(), () => {
@@ -80,6 +81,11 @@ export class LmdbStorage implements Storage {
 
   onCommit(listener: (what: { journal: boolean }) => void): void {
     this.listeners.push(listener)
+  }
+
+  /** One writer per storage directory: the lock file `git/writer.lock` (writer-lock.ts). */
+  writerElection(): Election {
+    return WriterLock.of(this.directory)
   }
 
   async snapshot(directory: string): Promise<void> {

@@ -10,8 +10,34 @@ import {
 } from '../records.js'
 import { json, recordOf, recordsOf, type Sql } from './sql.js'
 
+/**
+ * Journal entries are numbered when their transaction commits, not when appended: `append` keeps the
+ * change, and `numberAppends`, the last step before COMMIT, takes this transaction-level advisory lock,
+ * numbers the changes from the sequence and inserts them. The lock is released only once the commit is
+ * visible (or rolled back), so across every replica on the database an entry numbered N+1 is never
+ * visible before entry N is committed: `pending` and `history` only grow at their end. The cost is that
+ * journaling commits take their numbers one at a time (a few inserts each); nothing is read, so
+ * concurrent journaling transactions still never conflict.
+ */
+export const JOURNAL_NUMBERING_LOCK = '120303903928942' // the bytes of "mjourn" (PostgreSQL 15 reads no hex literals)
+
+/**
+ * An entry's JSON around its number: serialized with a stand-in number and cut there, so that the
+ * statement that takes the number writes exactly the text LMDB writes (the same keys in the same
+ * order). Only the entry's own `seq` can match: a string in the JSON holds no unescaped quote.
+ */
+const STAND_IN = Number.MAX_SAFE_INTEGER
+function aroundSeq(entry: object): [string, string] {
+  const parts = JSON.stringify(entry).split(`"seq":${STAND_IN}`)
+  if (parts.length !== 2) throw new Error('a journal entry without its own number')
+  return [`${parts[0]}"seq":`, parts[1]]
+}
+
 export class PgMirrorJournal implements MirrorJournalStore {
-  constructor(private readonly sql: Sql, private readonly appended: () => void) {}
+  /** Appended in this transaction, numbered at its commit. */
+  private readonly appends: { organizationId: string; at: string; change: JournalChange }[] = []
+
+  constructor(private readonly sql: Sql) {}
 
   pending(limit: number): Promise<JournalEntry[]> {
     return recordsOf(this.sql, 'SELECT entry AS record FROM mirror_journal ORDER BY seq LIMIT $1', [limit])
@@ -55,17 +81,30 @@ export class PgMirrorJournal implements MirrorJournalStore {
     return rows.map((row) => row.organization_id)
   }
 
-  async append(organizationId: string, at: string, change: JournalChange): Promise<void> {
-    // A sequence, not a counter row: concurrent appends never wait for or conflict with each other.
-    const { rows: [{ seq }] } = await this.sql.query<{ seq: string }>("SELECT nextval('mirror_journal_seq') AS seq")
-    const number = Number(seq)
-    const entry = { ...change, seq: number, organization_id: organizationId, at } as JournalEntry
-    await this.sql.query('INSERT INTO mirror_journal (seq, organization_id, entry) VALUES ($1, $2, $3)', [number, organizationId, json(entry)])
-    if (change.change !== 'rebuild') {
-      await this.sql.query('INSERT INTO mirror_history (organization_id, seq, entry) VALUES ($1, $2, $3)',
-        [organizationId, number, json(historyEntry(number, at, change))])
+  append(organizationId: string, at: string, change: JournalChange): Promise<void> {
+    this.appends.push({ organizationId, at, change })
+    return Promise.resolve()
+  }
+
+  /**
+   * Numbers and inserts this transaction's appends, in the order they were made, under the numbering
+   * lock (see above); answers whether there were any. Called by the adapter right before COMMIT.
+   */
+  async numberAppends(): Promise<boolean> {
+    if (this.appends.length === 0) return false
+    await this.sql.query(`SELECT pg_advisory_xact_lock(${JOURNAL_NUMBERING_LOCK})`)
+    for (const { organizationId, at, change } of this.appends) {
+      // The entries as on LMDB, their number put in by the statement that takes it.
+      const entry = aroundSeq({ ...change, seq: STAND_IN, organization_id: organizationId, at })
+      const history = change.change === 'rebuild' ? [null, null] : aroundSeq(historyEntry(STAND_IN, at, change))
+      await this.sql.query(
+        `WITH n AS (SELECT nextval('mirror_journal_seq') AS seq),
+              journal AS (INSERT INTO mirror_journal (seq, organization_id, entry) SELECT n.seq, $1, ($2 || n.seq || $3)::json FROM n)
+         INSERT INTO mirror_history (organization_id, seq, entry)
+           SELECT $1, n.seq, ($4 || n.seq || $5)::json FROM n WHERE $4::text IS NOT NULL`,
+        [organizationId, ...entry, ...history])
     }
-    this.appended()
+    return true
   }
 
   async markApplied(organizationId: string, seqs: number[], head: MirrorHead): Promise<void> {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { RegistryError } from '../../errors.js'
 import { Lanes } from '../lanes.js'
-import type { ReadStores, Storage, Stores } from '../port.js'
+import type { Election, ReadStores, Storage, Stores } from '../port.js'
 import { PgBlobStore } from './blobs.js'
 import { migrate } from './migrate.js'
 import { PgMirrorJournal } from './mirror-journal.js'
@@ -24,6 +24,7 @@ import { PgRepositories } from './repositories.js'
 import { PgSearch } from './search.js'
 import { PgTallies } from './tallies.js'
 import { PgSecrets } from './secrets.js'
+import { AdvisoryLockElection } from './writer-election.js'
 
 /** The database of REGISTRY_DATABASE_URL cannot be reached or refuses us: what start-up says, without the password. */
 export class DatabaseUnavailable extends Error {
@@ -64,10 +65,10 @@ export class PostgresStorage implements Storage {
 
   private readonly lanes: Lanes
 
-  private constructor(private readonly pool: pg.Pool, private readonly attempts: number, laneOf?: () => string) {
+  private constructor(private readonly url: string, private readonly pool: pg.Pool, private readonly attempts: number, laneOf?: () => string) {
     this.lanes = new Lanes(laneOf)
     this.blobs = new PgBlobStore(pool)
-    this.read = this.stores(pool, () => {})
+    this.read = this.stores(pool, new PgMirrorJournal(pool))
   }
 
   /** Connects, applies the migrations this database has not run (refusing a newer schema), and answers the storage. */
@@ -86,7 +87,7 @@ export class PostgresStorage implements Storage {
       await pool.end()
       throw error
     }
-    return new PostgresStorage(pool, options.attempts ?? DEFAULT_ATTEMPTS, options.laneOf)
+    return new PostgresStorage(url, pool, options.attempts ?? DEFAULT_ATTEMPTS, options.laneOf)
   }
 
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
@@ -96,10 +97,12 @@ export class PostgresStorage implements Storage {
   private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect()
-      let journaled = false
       try {
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
-        const result = await work(this.stores(client, () => { journaled = true }))
+        const journal = new PgMirrorJournal(client)
+        const result = await work(this.stores(client, journal))
+        // Last before COMMIT: the journal's numbers are taken under a lock held until the commit (mirror-journal.ts).
+        const journaled = await journal.numberAppends()
         await client.query('COMMIT')
         client.release()
         for (const listener of this.listeners) listener({ journal: journaled })
@@ -122,13 +125,18 @@ export class PostgresStorage implements Storage {
     this.listeners.push(listener)
   }
 
+  /** One writer among every replica on this database: an advisory lock on a session of its own (writer-election.ts). */
+  writerElection(): Election {
+    return new AdvisoryLockElection(this.url)
+  }
+
   async close(): Promise<void> {
     await this.pool.end()
   }
 
-  private stores(sql: Sql, journaled: () => void): Stores {
+  private stores(sql: Sql, mirror: PgMirrorJournal): Stores {
     const holders = {
-      mirror: new PgMirrorJournal(sql, journaled),
+      mirror,
       webhooks: new PgWebhooks(sql),
       sdks: new PgSdks(sql),
       repositories: new PgRepositories(sql),
