@@ -1,0 +1,43 @@
+/**
+ * One side of the lint differential (test/support/lint-differential.ts), in its own thread so that
+ * each side keeps its own state for the whole run:
+ * - `registry`: the registry's lint as a document worker runs it: the validator cache on and warm
+ *   from every lint before, compiled rulesets kept by checksum;
+ * - `spectral`: plain Spectral: the validator cache off (Spectral's own per-document Ajv instances),
+ *   and the ruleset compiled again for every lint.
+ * Both go through `lintDocument`, so both answers have the same post-processing (severity filter,
+ * the external `$ref` message, the order); Spectral's raw diagnostics, ranges included, are taken from
+ * `Spectral#run` on the way.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { clearRulesetCache, lintDocument } from '../../src/documents/lint.js'
+import { spectral } from '../../src/documents/spectral.js'
+import { useValidatorCache } from '../../src/documents/validator-cache.js'
+import type { Diagnostic, LintReply, LintRequest, Side } from './lint-differential.js'
+
+const side = (workerData as { side: Side }).side
+useValidatorCache(side === 'registry')
+
+type Run = (this: unknown, ...args: unknown[]) => Promise<Diagnostic[]>
+const prototype = spectral().core.Spectral.prototype as unknown as { run: Run }
+const run = prototype.run
+let diagnostics: Diagnostic[] = []
+prototype.run = async function (this: unknown, ...args: unknown[]) {
+  const results = await run.apply(this, args)
+  diagnostics = results.map(({ code, severity, path, message, range }) => ({ code, severity, path, message, range }))
+  return results
+}
+
+parentPort!.on('message', async (request: LintRequest) => {
+  if (side === 'spectral') clearRulesetCache()
+  diagnostics = []
+  const started = performance.now()
+  let reply: LintReply
+  try {
+    const findings = await lintDocument(request.canonical, request.ruleset)
+    reply = { findings, diagnostics, ms: performance.now() - started }
+  } catch (err) {
+    reply = { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), ms: performance.now() - started }
+  }
+  parentPort!.postMessage(reply)
+})
