@@ -39,6 +39,17 @@ export function claimable(build: BuildRecord, at: string): boolean {
   return build.status === 'running' && (!build.lease || build.lease.until <= at)
 }
 
+/**
+ * What every adapter checks before `putBuild` replaces a build: it exists (404), and its SDK,
+ * organization and number are the stored ones.
+ */
+export function requireSameBuild(before: BuildRecord | undefined, build: BuildRecord): void {
+  if (!before) throw notFound('build')
+  if (build.sdk_id !== before.sdk_id || build.organization_id !== before.organization_id || build.number !== before.number) {
+    throw new Error("a build's SDK, organization and number do not change")
+  }
+}
+
 /** Which builds a listing shows: an organization's or one SDK's. */
 export type BuildScope = { organizationId: string } | { sdkId: string }
 

@@ -1,6 +1,6 @@
 import { RegistryError, notFound } from '../../errors.js'
 import { sdkKeys } from './layout.js'
-import { claimable, sdkWithBuildAdded, type BuildScope } from '../features/sdks.js'
+import { claimable, requireSameBuild, sdkWithBuildAdded, type BuildScope } from '../features/sdks.js'
 import type { SdkStore } from '../port.js'
 import type { BuildRecord, OutputRepositoryRecord, Page, PageRequest, ResourceRecord, SdkRecord, SdkTarget } from '../records.js'
 import type { LmdbEnvironment, SdkDatabases } from './databases.js'
@@ -181,11 +181,7 @@ export class LmdbSdks implements SdkStore {
   }
 
   async putBuild(build: BuildRecord): Promise<void> {
-    const before = await this.build(build.id)
-    if (!before) throw notFound('build')
-    if (build.sdk_id !== before.sdk_id || build.organization_id !== before.organization_id || build.number !== before.number) {
-      throw new Error("a build's SDK, organization and number do not change")
-    }
+    requireSameBuild(await this.build(build.id), build)
     this.access.put(this.db.builds, build.id, build)
     this.enqueue(build)
   }

@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../../errors.js'
-import { sdkWithBuildAdded, type BuildScope } from '../features/sdks.js'
+import { requireSameBuild, sdkWithBuildAdded, type BuildScope } from '../features/sdks.js'
 import type { SdkStore } from '../port.js'
 import type { BuildRecord, OutputRepositoryRecord, Page, PageRequest, SdkRecord, SdkTarget } from '../records.js'
 import { json, recordOf, recordsOf, type Sql } from './sql.js'
@@ -155,11 +155,7 @@ export class PgSdks implements SdkStore {
   }
 
   async putBuild(build: BuildRecord): Promise<void> {
-    const before = await this.build(build.id)
-    if (!before) throw notFound('build')
-    if (build.sdk_id !== before.sdk_id || build.organization_id !== before.organization_id || build.number !== before.number) {
-      throw new Error("a build's SDK, organization and number do not change")
-    }
+    requireSameBuild(await this.build(build.id), build)
     await this.sql.query('UPDATE builds SET status = $2, record = $3 WHERE id = $1', [build.id, build.status, json(build)])
   }
 
