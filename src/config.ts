@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { defaultFairness, type FairnessLimits } from './documents/fair-scheduler.js'
-import { parseOutboundHosts } from './domain/outbound.js'
+import { parseOutboundHosts } from './domain/outbound/outbound.js'
 
 /** Runtime settings, read from the environment (CONTRACT §1). */
 export interface Config {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { loadConfig } from './config.js'
-import { reentryLine, type SecretToReenter } from './domain/secrets.js'
+import { reentryLine, type SecretToReenter } from './domain/accounts/secrets.js'
 import { buildApp } from './app.js'
 import { Registry } from './domain/registry.js'
 import { METRICS_LOOPBACK_NOTICE } from './http/metrics-routes.js'

@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { basename, extname, join, relative } from 'node:path'
 import { parseDocumentText } from '../documents/parse.js'
-import type { Actor } from '../domain/organizations.js'
+import type { Actor } from '../domain/accounts/organizations.js'
 import type { Registry } from '../domain/registry.js'
-import { deriveSlug } from '../domain/slugs.js'
+import { deriveSlug } from '../domain/resources/slugs.js'
 import type { ResourceKind } from '../store/records.js'
 
 const EXTENSIONS = new Set(['.json', '.yaml', '.yml'])

@@ -9,7 +9,7 @@
  */
 import { resolve } from 'node:path'
 import { Command, Option } from 'commander'
-import type { Organizations } from '../domain/organizations.js'
+import type { Organizations } from '../domain/accounts/organizations.js'
 import type { Storage } from '../storage/port.js'
 import { KEY_ROLES, type KeyRole } from '../store/records.js'
 import type { ImportResult } from './import.js'
@@ -82,7 +82,7 @@ async function openStorage(): Promise<Storage> {
 
 /** The organizations and their keys, on the storage port (docs/storage.md). */
 async function withOrganizations<T>(action: (organizations: Organizations) => Promise<T>): Promise<T> {
-  const { Organizations } = await import('../domain/organizations.js')
+  const { Organizations } = await import('../domain/accounts/organizations.js')
   const storage = await openStorage()
   try {
     return await action(new Organizations(storage))
@@ -111,13 +111,13 @@ const org = program.command('org').description('organizations')
 org.command('create <slug>').description('create an organization and its first key')
   .option('--name <name>', 'display name')
   .action(async (slug: string, options: { name?: string }) => withOrganizations(async (organizations) => {
-    const { organizationView } = await import('../domain/views.js')
+    const { organizationView } = await import('../domain/resources/views.js')
     const created = await organizations.create(slug, options.name)
     output({ organization: organizationView(created.organization), api_key: created.secret },
       [`organization ${created.organization.slug} (${created.organization.id})`, `API key: ${created.secret}`])
   }))
 org.command('list').description('list organizations').action(async () => withOrganizations(async (organizations) => {
-  const { organizationView } = await import('../domain/views.js')
+  const { organizationView } = await import('../domain/resources/views.js')
   const orgs = await organizations.list()
   output({ organizations: orgs.map(organizationView) }, orgs.map((o) => `${o.slug}\t${o.id}\t${o.name}`))
 }))
@@ -133,21 +133,21 @@ key.command('create').description('issue a new key').requiredOption('--org <slug
   }))
 key.command('list').description('list keys (never their secrets)').requiredOption('--org <slug>', 'organization slug')
   .action(async (options: { org: string }) => withOrganizations(async (organizations) => {
-    const [{ keyView }, { roleOf }] = await Promise.all([import('../domain/views.js'), import('../domain/organizations.js')])
+    const [{ keyView }, { roleOf }] = await Promise.all([import('../domain/resources/views.js'), import('../domain/accounts/organizations.js')])
     const keys = await organizations.listKeys(options.org)
     output({ keys: keys.map(keyView) }, keys.map((k) =>
       `${k.id}\t${k.name ?? '-'}\t${roleOf(k)}\tcreated ${k.created_at}\tlast used ${k.last_used_at ?? 'never'}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ''}`))
   }))
 key.command('revoke <key-id>').description('revoke a key: the next request with it gets 401')
   .action(async (keyId: string) => withOrganizations(async (organizations) => {
-    const { keyView } = await import('../domain/views.js')
+    const { keyView } = await import('../domain/resources/views.js')
     const revoked = await organizations.revokeKey(keyId)
     output({ key: keyView(revoked) }, [`revoked ${revoked.id}`])
   }))
 
 program.command('backup <dest-dir>').description('write a consistent, restorable copy of the storage directory')
   .action(async (destination: string) => withStore(async (port) => {
-    const [{ backupStorage }, storage] = await Promise.all([import('../domain/maintenance.js'), storageDir()])
+    const [{ backupStorage }, storage] = await Promise.all([import('../domain/operations/maintenance.js'), storageDir()])
     const target = resolve(destination)
     const result = await withProgress('backup', (progress) => backupStorage(port, storage, target, progress))
     output({ destination: target, ...result }, [`backup written to ${target} (${result.blobs} blobs)`])
@@ -155,7 +155,7 @@ program.command('backup <dest-dir>').description('write a consistent, restorable
 
 program.command('verify').description('check every blob against its checksum and every version against the blobs')
   .action(async () => withStore(async (storage) => {
-    const [{ verifyStorage }, { secretsLines, secretsReport }] = await Promise.all([import('../domain/maintenance.js'), import('./stored-secrets.js')])
+    const [{ verifyStorage }, { secretsLines, secretsReport }] = await Promise.all([import('../domain/operations/maintenance.js'), import('./stored-secrets.js')])
     const report = await withProgress('verify', (progress) => verifyStorage(storage, storage.blobs, progress))
     // Secrets to enter again are reported, not failed on: the storage is whole, the key is the operator's.
     const secrets = await secretsReport(storage, await storageDir())
@@ -167,7 +167,7 @@ program.command('verify').description('check every blob against its checksum and
 program.command('gc').description('remove blobs that no version references, and temporary files a crash left')
   .option('--grace-minutes <n>', 'keep blobs younger than this (an upload writes its blob before committing)', '15')
   .action(async (options: { graceMinutes: string }) => withStore(async (storage) => {
-    const { collectGarbage } = await import('../domain/maintenance.js')
+    const { collectGarbage } = await import('../domain/operations/maintenance.js')
     const result = await withProgress('gc', (progress) => collectGarbage(storage, storage.blobs, Number(options.graceMinutes) * 60_000, progress))
     output(result, [`removed ${result.removed} blobs, freed ${result.bytesFreed} bytes`])
   }))
@@ -195,7 +195,7 @@ program.command('migrate').description('copy a whole registry into an empty stor
   .requiredOption('--from <dir|url>', 'the registry to copy: a storage directory, or a postgres:// URL')
   .requiredOption('--to <dir|url>', 'where to copy it: an empty storage directory, or the postgres:// URL of an empty database')
   .action(async (options: { from: string; to: string }) => {
-    const { migrateStorage } = await import('../domain/migration.js')
+    const { migrateStorage } = await import('../domain/operations/migration.js')
     const source = await openPlace(options.from, 'source')
     try {
       const target = await openPlace(options.to, 'target')

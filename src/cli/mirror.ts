@@ -3,9 +3,9 @@
  * mirror (isomorphic-git), the index and the storage are imported by the actions only (see main.ts).
  */
 import type { Command } from 'commander'
-import type { Mirror } from '../domain/mirror.js'
-import type { ProgressListener } from '../domain/progress.js'
-import type { Organizations } from '../domain/organizations.js'
+import type { Mirror } from '../domain/mirror/mirror.js'
+import type { ProgressListener } from '../domain/operations/progress.js'
+import type { Organizations } from '../domain/accounts/organizations.js'
 import type { Storage } from '../storage/port.js'
 import type { OrganizationRecord } from '../store/records.js'
 
@@ -25,7 +25,7 @@ export interface CliContext {
 /** Opens the index and the mirror (without starting its writer), runs `action`, closes both. */
 async function withMirror<T>(context: CliContext, action: (mirror: Mirror, orgs: Organizations) => Promise<T>): Promise<T> {
   const [storage, { loadConfig }, { Mirror }, { OutboundPolicy }, { Organizations }, { openSecrets }] = await Promise.all([
-    context.storageDir(), import('../config.js'), import('../domain/mirror.js'), import('../domain/outbound.js'), import('../domain/organizations.js'),
+    context.storageDir(), import('../config.js'), import('../domain/mirror/mirror.js'), import('../domain/outbound/outbound.js'), import('../domain/accounts/organizations.js'),
     import('./stored-secrets.js'),
   ])
   // set-remote refuses a host REGISTRY_OUTBOUND_HOSTS does not allow, like PUT /v1/mirror.

@@ -1,6 +1,6 @@
 /** Progress bars of the long commands, on a terminal only. */
 import cliProgress from 'cli-progress'
-import type { ProgressListener } from '../domain/progress.js'
+import type { ProgressListener } from '../domain/operations/progress.js'
 
 /**
  * Progress is drawn on stderr when it is a terminal, and never with --json: a pipe, a file or a

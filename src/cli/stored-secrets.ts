@@ -4,7 +4,7 @@
  * and `registry mirror set-remote`. Loaded by those commands' actions only (see main.ts).
  */
 import { readFileSync } from 'node:fs'
-import { Secrets, reentryLine, type SecretInventory } from '../domain/secrets.js'
+import { Secrets, reentryLine, type SecretInventory } from '../domain/accounts/secrets.js'
 import type { Storage } from '../storage/port.js'
 import { openSecretKeys, parseSecretKeys, secretKeySetting, writeKeyFile, type OpenedSecretKeys } from '../secret-key-source.js'
 import { keyId } from '../store/secret-keyring.js'

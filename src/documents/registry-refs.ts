@@ -2,7 +2,7 @@
  * `$ref`s from an OpenAPI document to JSON Schemas of this registry: `/@{org}/schemas/{slug}/latest` or
  * `/@{org}/schemas/{slug}/versions/{n}`, optionally followed by a `#/json/pointer` into the schema.
  * They are the one kind of reference outside a document that the registry resolves, and it resolves
- * them from its own storage (the domain reads the schemas; see domain/registry-refs.ts), never over
+ * them from its own storage (the domain reads the schemas; see domain/resources/registry-refs.ts), never over
  * the network.
  *
  * Bundling puts each referenced schema under `components/schemas/<org>.<slug>.v<n>` and points every

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { runAsTenant } from '../domain/documents.js'
-import { allows, type Actor } from '../domain/organizations.js'
+import { allows, type Actor } from '../domain/accounts/organizations.js'
 import type { Registry } from '../domain/registry.js'
-import { csrfTokenMatches } from '../domain/sessions.js'
+import { csrfTokenMatches } from '../domain/accounts/sessions.js'
 import { RegistryError } from '../errors.js'
 import type { KeyRole } from '../store/records.js'
 

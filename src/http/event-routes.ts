@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { deliveryView, endpointView, type EndpointChange, type EndpointInput } from '../domain/events/endpoints.js'
-import { toPageRequest } from '../domain/pagination.js'
+import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import { WEBHOOK_EVENT_TYPES } from '../storage/records.js'
 import { actorOf } from './auth.js'

@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { OrganizationIndex, PublicResource } from '../domain/public-index.js'
-import { toPageRequest } from '../domain/pagination.js'
+import type { OrganizationIndex, PublicResource } from '../domain/public/public-index.js'
+import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import { RegistryError } from '../errors.js'
 import { REGISTRY_PAGE_CSP, homePage, organizationPage, organizationSearchPage, registryNotFoundPage, type ServiceLinks } from '../sites/registry-pages.js'

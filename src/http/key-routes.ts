@@ -1,9 +1,9 @@
 /** `/v1/keys`: an organization's API keys, for admin keys (issue 17). A new key's secret is shown once. */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { toPageRequest } from '../domain/pagination.js'
+import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
-import { keyView } from '../domain/views.js'
+import { keyView } from '../domain/resources/views.js'
 import type { KeyRole } from '../store/records.js'
 import { actorOf } from './auth.js'
 import { Data, KEY_OR_SESSION, List, Nullable, PageQuery, problems, Ulid } from './schemas.js'

@@ -1,10 +1,10 @@
 /** `GET /v1/overview`: the organization at a glance (the console's first page). */
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { organizationOverview } from '../domain/overview.js'
+import { organizationOverview } from '../domain/accounts/overview.js'
 import type { Registry } from '../domain/registry.js'
-import { connectionView } from '../domain/repository-sync.js'
-import { versionView } from '../domain/views.js'
+import { connectionView } from '../domain/repository-sync/repository-sync.js'
+import { versionView } from '../domain/resources/views.js'
 import type { ResourceRecord } from '../store/records.js'
 import { actorOf } from './auth.js'
 import { Connection } from './repository-routes.js'

@@ -2,8 +2,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
-import { connectionView, type ConnectInput } from '../domain/repository-sync.js'
-import { versionView } from '../domain/views.js'
+import { connectionView, type ConnectInput } from '../domain/repository-sync/repository-sync.js'
+import { versionView } from '../domain/resources/views.js'
 import { actorOf } from './auth.js'
 import { Data, IdOrSlug, KEY_OR_SESSION, Nullable, problems, SecretStatus, SpecVersion, Ulid } from './schemas.js'
 

@@ -1,6 +1,6 @@
 import type { ReadStores } from '../storage/port.js'
 import type { ResourceRecord } from '../store/records.js'
-import { resourceView } from '../domain/views.js'
+import { resourceView } from '../domain/resources/views.js'
 
 /**
  * `{ "data": <resource view> }` as JSON text, sent as is (no response schema serialization). It is built

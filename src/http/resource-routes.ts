@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type, type TSchema } from 'typebox'
 import type { DocumentInput } from '../domain/documents.js'
-import { countFindings } from '../domain/lint-gate.js'
-import { toPageRequest } from '../domain/pagination.js'
+import { countFindings } from '../domain/resources/lint-gate.js'
+import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
-import type { CreateInput, UpdateInput } from '../domain/resources.js'
-import { resourceView, versionView } from '../domain/views.js'
+import type { CreateInput, UpdateInput } from '../domain/resources/resources.js'
+import { resourceView, versionView } from '../domain/resources/views.js'
 import { invalidRequest, notFound } from '../errors.js'
 import type { ResourceKind, ResourceRecord } from '../store/records.js'
 import { actorOf } from './auth.js'
@@ -184,7 +184,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
       return { data: await registry.versions.findings(version) }
     })
 
-    // A large document's reference in parts, as the sites serve it (domain/reference-parts.ts), for the
+    // A large document's reference in parts, as the sites serve it (domain/sites/reference-parts.ts), for the
     // console's reference frame: the parts in reading order ([] when the document is not split), and
     // one part's document.
     app.get(`${item}/versions/:version/reference-parts`, {

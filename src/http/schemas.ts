@@ -3,9 +3,9 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { Type, type TSchema } from 'typebox'
 import { CONVERTED_FROM } from '../documents/import-formats.js'
-import { ULID_PATTERN } from '../domain/ids.js'
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/pagination.js'
-import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../domain/slugs.js'
+import { ULID_PATTERN } from '../domain/resources/ids.js'
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../domain/resources/pagination.js'
+import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../domain/resources/slugs.js'
 import { ERROR_STATUS, type ErrorCode } from '../errors.js'
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
@@ -112,7 +112,7 @@ const findingPosition = {
 /** A finding in an answer about a document just sent (a dry run, the lint route): placed in its text. */
 export const SentFinding = Type.Object({ ...Finding.properties, ...findingPosition })
 
-/** One part of a large document's reference (domain/reference-parts.ts). */
+/** One part of a large document's reference (domain/sites/reference-parts.ts). */
 export const ReferencePartView = Type.Object({
   slug: Type.String(),
   name: Type.String(),

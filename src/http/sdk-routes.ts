@@ -1,10 +1,10 @@
 /** SDKs, their output repositories and builds under `/v1` (issue 7). Thin: HTTP in, domain calls, views out. */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { toPageRequest } from '../domain/pagination.js'
+import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
-import type { RepositoryInput, SdkCreateInput, SdkUpdateInput } from '../domain/sdks.js'
-import type { Secrets } from '../domain/secrets.js'
+import type { RepositoryInput, SdkCreateInput, SdkUpdateInput } from '../domain/sdks/sdks.js'
+import type { Secrets } from '../domain/accounts/secrets.js'
 import {
   SDK_TARGETS, PROVIDERS, BUILD_STATUSES, outputRepositorySecretRef, type BuildRecord, type OutputRepositoryRecord, type SdkRecord, type SdkTarget,
 } from '../storage/records.js'

@@ -1,10 +1,10 @@
-/** `GET /v1/search`: the organization's APIs, schemas and rulesets, ranked (src/domain/search.ts). */
+/** `GET /v1/search`: the organization's APIs, schemas and rulesets, ranked (src/domain/resources/search.ts). */
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { toPageRequest } from '../domain/pagination.js'
+import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
-import { resourceView } from '../domain/views.js'
-import type { SearchHit as Hit } from '../domain/search.js'
+import { resourceView } from '../domain/resources/views.js'
+import type { SearchHit as Hit } from '../domain/resources/search.js'
 import type { ReadStores } from '../storage/port.js'
 import type { Page, ResourceKind } from '../store/records.js'
 import { actorOf } from './auth.js'

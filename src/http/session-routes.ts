@@ -4,9 +4,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { Actor } from '../domain/organizations.js'
+import type { Actor } from '../domain/accounts/organizations.js'
 import type { Registry } from '../domain/registry.js'
-import { SESSION_TTL_MS, csrfTokenOf } from '../domain/sessions.js'
+import { SESSION_TTL_MS, csrfTokenOf } from '../domain/accounts/sessions.js'
 import { actorOf, requireKeys, SESSION_COOKIE } from './auth.js'
 import { Data, KEY_OR_SESSION, NO_KEY, Nullable, problems, Ulid } from './schemas.js'
 

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerFactory } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
-import { normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites.js'
+import { normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites/sites.js'
 import { RegistryError, notFound } from '../errors.js'
 import { SiteAssets } from '../sites/assets.js'
 import {
@@ -152,7 +152,7 @@ export async function sitePages(app: FastifyInstance, options: { registry: Regis
       return guidePage(await contextOf(located), await sites.publicGuide(located.site, param(request, 'guide')))
     }))
 
-    // A large document's reference is an index of parts, each on its own page (domain/reference-parts.ts).
+    // A large document's reference is an index of parts, each on its own page (domain/sites/reference-parts.ts).
     app.get(`${prefix}/apis/:api`, { schema: pageSchema("An API's reference page (HTML, Scalar), or the index of its parts", { api: PageParams.api }) }, page(locate, async (request) => {
       const located = await locate(request)
       const published = await sites.publishedApi(located.site, param(request, 'api'))

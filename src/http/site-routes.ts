@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { toPageRequest } from '../domain/pagination.js'
+import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import {
   DOMAIN_MAX_LENGTH, DOMAIN_PATTERN, guideView, siteView, type GuideInput, type SiteInput, type SiteUpdate,
-} from '../domain/sites.js'
+} from '../domain/sites/sites.js'
 import { actorOf } from './auth.js'
 import { Data, IdOrSlug, KEY_OR_SESSION, List, Name, Nullable, PageQuery, problems, Slug, Ulid, Visibility } from './schemas.js'
 

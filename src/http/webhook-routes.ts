@@ -23,7 +23,7 @@ const Outcome = Type.Object({
 })
 
 /**
- * What the registry reads of a delivery (src/domain/webhooks.ts): the provider's headers, and of the
+ * What the registry reads of a delivery (src/domain/repository-sync/webhooks.ts): the provider's headers, and of the
  * payload the pushed ref, whether it deleted the branch, and the repository's urls. The rest of what
  * GitHub and GitLab send is accepted and ignored.
  */

@@ -5,7 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry as PromRegistry, collectDefaultMetrics } from 'prom-client'
 import type { WorkerEnd, WorkerObserver, WorkPhase } from '../documents/pool.js'
-import type { DomainMetrics } from '../domain/metrics.js'
+import type { DomainMetrics } from '../domain/operations/metrics.js'
 import type { Registry } from '../domain/registry.js'
 import type { StorageTallies } from '../storage/features/tallies.js'
 import { RequestStats, type RequestRecorder } from './request-stats.js'

@@ -5,7 +5,7 @@
  */
 import type { PullRequest } from '../storage/records.js'
 import { readText, type Fetch } from '../store/git-http.js'
-import { OutboundFailure, UNREACHABLE, outboundFailure } from '../domain/outbound.js'
+import { OutboundFailure, UNREACHABLE, outboundFailure } from '../domain/outbound/outbound.js'
 
 /** Largest answer read from a provider's API: its pull-request objects are a few KB. */
 const MAX_ANSWER_BYTES = 1024 * 1024

@@ -3,7 +3,7 @@
  * public API's changelog (RFC 4287). Both list each version, newest first, with its breaking and
  * non-breaking changes; every value is escaped.
  */
-import { listedChanges, type ChangelogChange, type ChangelogEntry } from '../domain/changelog.js'
+import { listedChanges, type ChangelogChange, type ChangelogEntry } from '../domain/changes/changelog.js'
 import { html, type SafeHtml } from './html.js'
 
 /** One version as the page and the feed show it. */

@@ -191,7 +191,7 @@ export function referencePage(ctx: SiteContext, api: SiteApiSummary): string {
  */
 export const PART_OPTIONS = { hideModels: true, documentDownloadType: 'none' }
 
-/** A part of a large document's reference, as its pages list it (see domain/reference-parts.ts). */
+/** A part of a large document's reference, as its pages list it (see domain/sites/reference-parts.ts). */
 export interface ReferencePartLink {
   slug: string
   name: string

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Piscina } from 'piscina'
 import { RegistryError } from '../errors.js'
-import { UNREACHABLE } from '../domain/outbound.js'
+import { UNREACHABLE } from '../domain/outbound/outbound.js'
 import { FETCH_STEP, type SnapshotDocument, type SnapshotFailure, type SnapshotTask } from './snapshot.js'
 
 export interface SnapshotRequest {

@@ -11,8 +11,8 @@ import { RegistryError } from '../errors.js'
 import { bundleDocument, SnapshotFileError } from '../documents/bundle.js'
 import type { DocumentFormat } from '../documents/types.js'
 import { DownloadTooLarge, gitHttp, type Fetch } from '../store/git-http.js'
-import { outboundFailure } from '../domain/outbound.js'
-import { Redactor } from '../domain/redaction.js'
+import { outboundFailure } from '../domain/outbound/outbound.js'
+import { Redactor } from '../domain/outbound/redaction.js'
 
 export interface SnapshotTask {
   provider: 'github' | 'gitlab'

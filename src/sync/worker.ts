@@ -6,8 +6,8 @@
  * every HTTP request of the fetch (redirects included, and the address each connects to) is checked
  * against it.
  */
-import { OutboundPolicy } from '../domain/outbound.js'
-import { withOutboundFetch } from '../domain/outbound-fetch.js'
+import { OutboundPolicy } from '../domain/outbound/outbound.js'
+import { withOutboundFetch } from '../domain/outbound/outbound-fetch.js'
 import { readSnapshotDocument, type SnapshotDocument, type SnapshotFailure, type SnapshotTask } from './snapshot.js'
 
 export default function run(task: SnapshotTask): Promise<SnapshotDocument | SnapshotFailure> {

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { backupStorage } from '../../src/domain/maintenance.js'
+import { backupStorage } from '../../src/domain/operations/maintenance.js'
 import { json, petstore, startTestServer } from '../helpers.js'
 import { tempDir } from '../temp.js'
 

@@ -9,8 +9,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
-import { MAX_REDIRECTS, OutboundPolicy, OutboundRefused, parseOutboundHosts } from '../../src/domain/outbound.js'
-import { OutboundConnections, type OutboundOptions } from '../../src/domain/outbound-fetch.js'
+import { MAX_REDIRECTS, OutboundPolicy, OutboundRefused, parseOutboundHosts } from '../../src/domain/outbound/outbound.js'
+import { OutboundConnections, type OutboundOptions } from '../../src/domain/outbound/outbound-fetch.js'
 import { RegistryError } from '../../src/errors.js'
 
 /** A fetch under the policy, its connections closed when the test ends. */

@@ -1,7 +1,7 @@
 /** The one redaction: every form a secret travels in is taken out of a text, and nothing else is. */
 import t from 'tap'
 import { RegistryError } from '../../src/errors.js'
-import { REDACTED, Redactor } from '../../src/domain/redaction.js'
+import { REDACTED, Redactor } from '../../src/domain/outbound/redaction.js'
 
 const TOKEN = 'ghp_Token/with+chars="7'
 

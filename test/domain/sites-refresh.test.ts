@@ -6,8 +6,8 @@
  */
 import { rmSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import { newId, now } from '../../src/domain/ids.js'
-import { Sites } from '../../src/domain/sites.js'
+import { newId, now } from '../../src/domain/resources/ids.js'
+import { Sites } from '../../src/domain/sites/sites.js'
 import { LmdbStorage } from '../../src/storage/lmdb/storage.js'
 import type { Storage } from '../../src/storage/port.js'
 import { PostgresStorage } from '../../src/storage/postgres/storage.js'

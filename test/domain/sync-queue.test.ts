@@ -1,6 +1,6 @@
 /** The sync queue: one job per API at a time, coalescing of waiting webhook jobs, drain. */
 import t from 'tap'
-import { SyncQueue } from '../../src/domain/sync-queue.js'
+import { SyncQueue } from '../../src/domain/repository-sync/sync-queue.js'
 import { RegistryError } from '../../src/errors.js'
 
 function gate() {

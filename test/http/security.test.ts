@@ -39,7 +39,7 @@ function rawRequest(port: number, request: string): Promise<string> {
 
 t.test('keys: missing, malformed, unknown and revoked keys get the identical 401', async (t) => {
   // Timing: a key is never compared with a stored secret. The server hashes what it is sent (SHA-256)
-  // and looks the hash up in LMDB (src/domain/organizations.ts authenticate, src/domain/keys.ts), so
+  // and looks the hash up in LMDB (src/domain/accounts/organizations.ts authenticate, src/domain/accounts/keys.ts), so
   // no comparison whose time depends on how much of a secret matches ever runs. The one secret that is
   // compared, REGISTRY_METRICS_TOKEN, is compared as digests with crypto.timingSafeEqual.
   // What a client can observe is asserted here: every failure is the same answer, byte for byte.

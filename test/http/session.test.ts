@@ -4,7 +4,7 @@
  * keys, and /v1/keys for admins.
  */
 import t from 'tap'
-import { hashKey } from '../../src/domain/keys.js'
+import { hashKey } from '../../src/domain/accounts/keys.js'
 import { json, petstore, startTestServer, type TestServer } from '../helpers.js'
 
 const COOKIE = /^registry_session=([A-Za-z0-9_-]{43}); Path=\/v1; Max-Age=43200; HttpOnly; SameSite=Strict$/

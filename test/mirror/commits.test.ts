@@ -1,5 +1,5 @@
 import t from 'tap'
-import { commitMessage, metadataFile } from '../../src/domain/mirror-commits.js'
+import { commitMessage, metadataFile } from '../../src/domain/mirror/mirror-commits.js'
 import type { ResourceRecord, VersionRecord } from '../../src/store/records.js'
 
 const resource: ResourceRecord = {

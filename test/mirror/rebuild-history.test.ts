@@ -9,7 +9,7 @@
 import { rmSync } from 'node:fs'
 import t from 'tap'
 import { json, petstore, tempDir } from '../helpers.js'
-import { backupStorage, collectGarbage, verifyStorage } from '../../src/domain/maintenance.js'
+import { backupStorage, collectGarbage, verifyStorage } from '../../src/domain/operations/maintenance.js'
 import { FsBlobStore } from '../../src/storage/lmdb/fs-blob-store.js'
 import { repositoryPath } from '../../src/store/git-repository.js'
 import { git, startMirrorServer, type MirrorServer } from './helpers.js'

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { verifyStorage } from '../../src/domain/maintenance.js'
+import { verifyStorage } from '../../src/domain/operations/maintenance.js'
 import { json, petstore, startTestServer, tempDir } from '../helpers.js'
 import { POSTGRES_BIN, postgresForFile } from '../support/postgres.js'
 

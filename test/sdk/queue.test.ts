@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http'
 import t from 'tap'
 import { Registry } from '../../src/domain/registry.js'
-import type { Actor } from '../../src/domain/organizations.js'
+import type { Actor } from '../../src/domain/accounts/organizations.js'
 import { OUTBOUND_LOOPBACK, json, petstore, startTestServer } from '../helpers.js'
 import { buildFixture, waitForBuild } from './support.js'
 

@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { Registry } from '../../src/domain/registry.js'
-import type { Actor } from '../../src/domain/organizations.js'
+import type { Actor } from '../../src/domain/accounts/organizations.js'
 import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, tempDir, testSecretKeys, type TestServer } from '../helpers.js'
 import { startGitHttpServer } from '../support/git-http-server.js'
 import { postgresForFile } from '../support/postgres.js'

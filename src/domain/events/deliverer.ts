@@ -10,13 +10,13 @@
  * Requests go through the outbound policy (checked on the resolved address), with a time limit, and
  * redirects are not followed (a 3xx is a failed attempt).
  */
-import { OutboundConnections } from '../outbound-fetch.js'
-import type { OutboundPolicy } from '../outbound.js'
-import { OutboundRefused, REFUSED, UNREACHABLE } from '../outbound.js'
-import { Redactor } from '../redaction.js'
-import type { Secrets } from '../secrets.js'
-import type { ServerLog } from '../server-log.js'
-import { STDERR_LOG } from '../server-log.js'
+import { OutboundConnections } from '../outbound/outbound-fetch.js'
+import type { OutboundPolicy } from '../outbound/outbound.js'
+import { OutboundRefused, REFUSED, UNREACHABLE } from '../outbound/outbound.js'
+import { Redactor } from '../outbound/redaction.js'
+import type { Secrets } from '../accounts/secrets.js'
+import type { ServerLog } from '../operations/server-log.js'
+import { STDERR_LOG } from '../operations/server-log.js'
 import type { Storage, Stores } from '../../storage/port.js'
 import { webhookSecretRef } from '../../store/secret-slots.js'
 import type {

@@ -8,7 +8,7 @@ import type { Storage, Stores } from '../../storage/port.js'
 import type {
   ResourceRecord, VersionRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord, WebhookEventType,
 } from '../../storage/records.js'
-import { newId, now } from '../ids.js'
+import { newId, now } from '../resources/ids.js'
 
 /** True when `endpoint` receives events of `type`. */
 export function wants(endpoint: WebhookEndpointRecord, type: WebhookEventType): boolean {

@@ -7,8 +7,8 @@
 import { LRUCache } from 'lru-cache'
 import type { Storage } from '../../storage/port.js'
 import type { ResourceKind, WebhookEventRecord } from '../../storage/records.js'
-import { listedChanges } from '../changelog.js'
-import { isDiffable, summaryView, type Changes } from '../changes.js'
+import { listedChanges } from '../changes/changelog.js'
+import { isDiffable, summaryView, type Changes } from '../changes/changes.js'
 
 /** Breaking changes a version event lists, at most (the summary counts them all). */
 const BREAKING_LISTED = 50

@@ -2,7 +2,7 @@
  * The port's secrets section (issue 14 item 6, issue 16): every secret the registry keeps for its users,
  * wherever its feature stores it (repository connections' tokens and webhook secrets, SDK output
  * repositories' tokens, push mirror tokens, webhook endpoints' signing secrets), as `Secrets`
- * (src/domain/secrets.ts) inventories, migrates and rotates them. The values are the feature records'
+ * (src/domain/accounts/secrets.ts) inventories, migrates and rotates them. The values are the feature records'
  * own fields: this section reads and replaces them in place and keeps nothing of its own, so each
  * adapter only says where the records are; what a slot is and how a value is replaced is below, once.
  */

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Test } from 'tap'
-import { newId, now } from '../../../src/domain/ids.js'
+import { newId, now } from '../../../src/domain/resources/ids.js'
 import { RegistryError } from '../../../src/errors.js'
 import type { Storage, Stores } from '../../../src/storage/port.js'
 import type {

@@ -1,6 +1,6 @@
 /** The port's git mirror section (journal, history, heads, push remotes) and search's terms, run against every adapter by contract.ts. */
 import type { Test } from 'tap'
-import { newId, now } from '../../../src/domain/ids.js'
+import { newId, now } from '../../../src/domain/resources/ids.js'
 import type { Storage } from '../../../src/storage/port.js'
 import {
   historyEntry, type HistoryPosition, type JournalChange, type MirrorRemote, type MirrorVersion, type OrganizationRecord, type ResourceRecord,

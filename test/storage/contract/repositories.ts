@@ -1,6 +1,6 @@
 /** The port's repositories section, run against every adapter by contract.ts. */
 import type { Test } from 'tap'
-import { newId } from '../../../src/domain/ids.js'
+import { newId } from '../../../src/domain/resources/ids.js'
 import type { Storage } from '../../../src/storage/port.js'
 import type { LastSyncRecord, OrganizationRecord, RepositoryConnectionRecord, ResourceRecord } from '../../../src/storage/records.js'
 import { organization, resource, type OpenStorage } from './contract.js'
@@ -156,7 +156,7 @@ export function repositoryContract(t: Test, open: OpenStorage): void {
       await tx.repositories.put(connection(api, 'github.com/acme/x'))
       await tx.repositories.put(connection(kept, 'github.com/acme/x'))
     })
-    // What deletion does once it is a port transaction (src/domain/resources.ts).
+    // What deletion does once it is a port transaction (src/domain/resources/resources.ts).
     await storage.transaction(async (tx) => {
       t.equal(await tx.repositories.remove(api.id), true)
       await tx.resources.remove(api.id)

@@ -1,6 +1,6 @@
 /** The port's sdks section, run against every adapter by contract.ts. */
 import type { Test } from 'tap'
-import { newId, now } from '../../../src/domain/ids.js'
+import { newId, now } from '../../../src/domain/resources/ids.js'
 import { RegistryError } from '../../../src/errors.js'
 import type { Storage } from '../../../src/storage/port.js'
 import type {

@@ -4,7 +4,7 @@
  * listed with where it is and whose it is, and replaced in place only while it is still the value expected.
  */
 import type { Test } from 'tap'
-import { newId, now } from '../../../src/domain/ids.js'
+import { newId, now } from '../../../src/domain/resources/ids.js'
 import type { Storage } from '../../../src/storage/port.js'
 import type {
   MirrorRemote, OrganizationRecord, OutputRepositoryRecord, RepositoryConnectionRecord, ResourceRecord, SdkRecord, SdkTarget,

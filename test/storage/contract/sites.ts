@@ -1,6 +1,6 @@
 /** The port's sites section, run against every adapter by contract.ts. */
 import type { Test } from 'tap'
-import { newId, now } from '../../../src/domain/ids.js'
+import { newId, now } from '../../../src/domain/resources/ids.js'
 import type { Storage, Stores } from '../../../src/storage/port.js'
 import type { GuideRecord, OrganizationRecord, ResourceRecord, SiteRecord } from '../../../src/storage/records.js'
 import type { OpenStorage } from './contract.js'

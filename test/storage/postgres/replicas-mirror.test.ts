@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { now } from '../../../src/domain/ids.js'
+import { now } from '../../../src/domain/resources/ids.js'
 import { PostgresStorage } from '../../../src/storage/postgres/storage.js'
 import type { JournalChange, OrganizationRecord } from '../../../src/storage/records.js'
 import { organization, resource } from '../contract/contract.js'
