@@ -20,7 +20,7 @@ import {
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { ConfigError } from './config.js'
-import { SECRET_KEY_BYTES, SecretKeyring, keyId } from './store/secret-keyring.js'
+import { SECRET_KEY_BYTES, SecretKeyring, keyId } from './storage/secret-keyring.js'
 
 export type SecretKeySetting =
   | { from: 'env'; value: string }

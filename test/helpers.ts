@@ -5,7 +5,7 @@ import type { DocumentProcessor } from '../src/domain/documents.js'
 import { Registry, type RegistryOptions } from '../src/domain/registry.js'
 import { RegistryMetrics } from '../src/metrics/registry-metrics.js'
 import type { BlobStore } from '../src/storage/records.js'
-import { SecretKeyring } from '../src/store/secret-keyring.js'
+import { SecretKeyring } from '../src/storage/secret-keyring.js'
 
 import { tempDir } from './temp.js'
 

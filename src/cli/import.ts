@@ -4,7 +4,7 @@ import { parseDocumentText } from '../documents/parse.js'
 import type { Actor } from '../domain/accounts/organizations.js'
 import type { Registry } from '../domain/registry.js'
 import { deriveSlug } from '../domain/resources/slugs.js'
-import type { ResourceKind } from '../store/records.js'
+import type { ResourceKind } from '../storage/registry-records.js'
 
 const EXTENSIONS = new Set(['.json', '.yaml', '.yml'])
 

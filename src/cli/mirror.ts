@@ -7,7 +7,7 @@ import type { Mirror } from '../domain/mirror/mirror.js'
 import type { ProgressListener } from '../domain/operations/progress.js'
 import type { Organizations } from '../domain/accounts/organizations.js'
 import type { Storage } from '../storage/port.js'
-import type { OrganizationRecord } from '../store/records.js'
+import type { OrganizationRecord } from '../storage/registry-records.js'
 
 export interface CliContext {
   /** The storage directory, checked (the configuration is read only when a command needs it). */

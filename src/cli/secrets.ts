@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import type { Command } from 'commander'
 import type { Storage } from '../storage/port.js'
-import { keyId } from '../store/secret-keyring.js'
+import { keyId } from '../storage/secret-keyring.js'
 import type { CliContext } from './mirror.js'
 
 /** The storage port (docs/storage.md), open while `action` runs. */

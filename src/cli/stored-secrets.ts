@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { Secrets, reentryLine, type SecretInventory } from '../domain/accounts/secrets.js'
 import type { Storage } from '../storage/port.js'
 import { openSecretKeys, parseSecretKeys, secretKeySetting, writeKeyFile, type OpenedSecretKeys } from '../secret-key-source.js'
-import { keyId } from '../store/secret-keyring.js'
+import { keyId } from '../storage/secret-keyring.js'
 
 export { reentryLine }
 

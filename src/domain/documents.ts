@@ -7,7 +7,7 @@ import type {
   LintResult, LintTask, LocateResult, LocateTask, TermsTask,
 } from '../documents/types.js'
 import type { SearchTerms } from '../documents/search-terms.js'
-import type { ResourceKind } from '../store/records.js'
+import type { ResourceKind } from '../storage/registry-records.js'
 
 /** Document work done inside it counts as this organization's and key's (the workers are shared fairly). */
 export { runAsCompanion, runAsTenant } from '../documents/fair-scheduler.js'

@@ -34,7 +34,7 @@ import { PublicIndex } from './public/public-index.js'
 import { ReferenceWorkers } from '../documents/reference-pool.js'
 import { DEFAULT_REFERENCE_PARTS, ReferenceParts } from './sites/reference-parts.js'
 import { Secrets } from './accounts/secrets.js'
-import { SecretKeyring } from '../store/secret-keyring.js'
+import { SecretKeyring } from '../storage/secret-keyring.js'
 import { openSecretKeys, secretKeySetting } from '../secret-key-source.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>

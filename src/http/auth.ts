@@ -4,7 +4,7 @@ import { allows, type Actor } from '../domain/accounts/organizations.js'
 import type { Registry } from '../domain/registry.js'
 import { csrfTokenMatches } from '../domain/accounts/sessions.js'
 import { RegistryError } from '../errors.js'
-import type { KeyRole } from '../store/records.js'
+import type { KeyRole } from '../storage/registry-records.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -5,7 +5,7 @@ import { changelogEntryView } from '../domain/changes/changelog.js'
 import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { Classification } from '../documents/diff/types.js'
-import type { ResourceRecord } from '../store/records.js'
+import type { ResourceRecord } from '../storage/registry-records.js'
 import { Change, ChangelogEntry, ChangeSummary, Classification as ClassificationSchema, KEY_OR_SESSION, List, PageQuery, problems } from './schemas.js'
 
 /** What the resource routes lend the change routes: their path, parameters and resource lookup. */

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { DocumentFormat } from '../documents/types.js'
 import type { Reader } from '../domain/resources/registry-refs.js'
 import type { Versions } from '../domain/resources/versions.js'
-import type { VersionRecord } from '../store/records.js'
+import type { VersionRecord } from '../storage/registry-records.js'
 import { YAML_TYPES } from './body-parsers.js'
 
 const gunzipAsync = promisify(gunzip)

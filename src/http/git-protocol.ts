@@ -4,7 +4,7 @@
  * features (what `git clone --depth 1` and `--filter=blob:none` in CI checkouts send). Read-only:
  * upload-pack only.
  */
-import type { Deepen, ShallowUpdate } from '../store/git-upload.js'
+import type { Deepen, ShallowUpdate } from '../git/git-upload.js'
 
 export const FLUSH = Buffer.from('0000')
 export const DELIM = Buffer.from('0001')

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
-import type { OrganizationRecord } from '../store/records.js'
+import type { OrganizationRecord } from '../storage/registry-records.js'
 import { RegistryError, notFound } from '../errors.js'
 import {
   advertisement, errorLine, fetchResponse, lsRefs, parseCommand, parseFetch, pkt, FLUSH, UnsupportedFetch, type FetchRequest,

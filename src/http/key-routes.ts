@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import { keyView } from '../domain/resources/views.js'
-import type { KeyRole } from '../store/records.js'
+import type { KeyRole } from '../storage/registry-records.js'
 import { actorOf } from './auth.js'
 import { Data, KEY_OR_SESSION, List, Nullable, PageQuery, problems, Ulid } from './schemas.js'
 

@@ -1,5 +1,5 @@
 import type { ReadStores } from '../storage/port.js'
-import type { ResourceRecord } from '../store/records.js'
+import type { ResourceRecord } from '../storage/registry-records.js'
 import { resourceView } from '../domain/resources/views.js'
 
 /**

@@ -6,7 +6,7 @@ import type { Registry } from '../domain/registry.js'
 import { resourceView } from '../domain/resources/views.js'
 import type { SearchHit as Hit } from '../domain/resources/search.js'
 import type { ReadStores } from '../storage/port.js'
-import type { Page, ResourceKind } from '../store/records.js'
+import type { Page, ResourceKind } from '../storage/registry-records.js'
 import { actorOf } from './auth.js'
 import { Api, KEY_OR_SESSION, PageQuery, problems, Ruleset, Schema } from './schemas.js'
 

@@ -4,7 +4,7 @@
  * host → <origin>/api/v3 (GitHub Enterprise Server), GitLab → <origin>/api/v4.
  */
 import type { PullRequest } from '../storage/records.js'
-import { readText, type Fetch } from '../store/git-http.js'
+import { readText, type Fetch } from '../git/git-http.js'
 import { OutboundFailure, UNREACHABLE, outboundFailure } from '../domain/outbound/outbound.js'
 
 /** Largest answer read from a provider's API: its pull-request objects are a few KB. */

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { OrganizationIndex, OrganizationSearch, PublicOrganization, PublicResource } from '../domain/public/public-index.js'
-import type { OrganizationRecord, ResourceKind } from '../store/records.js'
+import type { OrganizationRecord, ResourceKind } from '../storage/registry-records.js'
 import type { SiteRecord } from '../storage/records.js'
 // The stylesheet is ours and constant: it goes in as it is (SafeHtml), and its hash is in the policy.
 import { html, htmlDocument, SafeHtml } from './html.js'

@@ -3,9 +3,9 @@
  * the LMDB databases of `MIRROR_DATABASES` and `SEARCH_DATABASES` (src/storage/lmdb/layout.ts) hold them as
  * they are, PostgreSQL's json columns as json (migrations 001 and 008). Re-exported by records.ts.
  */
-import type { ResourceRecord, VersionRecord } from '../store/records.js'
-import type { StoredSecret } from '../store/secret-keyring.js'
-import type { SecretRef } from '../store/secret-slots.js'
+import type { ResourceRecord, VersionRecord } from './registry-records.js'
+import type { StoredSecret } from './secret-keyring.js'
+import type { SecretRef } from './secret-slots.js'
 
 export type { SearchTerms } from '../documents/search-terms.js'
 

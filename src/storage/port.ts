@@ -187,7 +187,7 @@ export interface VersionStore extends VersionReader {
  * yet; the history keeps every change ever journaled (a `rebuild` request excepted), applied or not,
  * since renames, metadata changes and deleted resources are nowhere else; a head is the commit an
  * organization's `main` points at; a remote is where it is pushed. The git repositories themselves are
- * files derived from these records (src/store/git-repository.ts). Search follows an organization's
+ * files derived from these records (src/git/git-repository.ts). Search follows an organization's
  * changes through its history too (`history`, `lastSeq`).
  */
 export interface MirrorJournalReader {

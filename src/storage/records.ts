@@ -1,15 +1,15 @@
 /**
- * What the storage port stores. The records are today's (src/store/records.ts and the mirror's journal
+ * What the storage port stores. The records are today's (src/storage/registry-records.ts and the mirror's journal
  * types), re-exported here so that code written against the port imports its types from one place and
  * the on-disk shape of an existing `./storage` stays exactly what it was.
  */
-import type { StoredSecret } from '../store/secret-keyring.js'
+import type { StoredSecret } from './secret-keyring.js'
 import type { DocumentFormat } from '../documents/types.js'
-import type { Visibility } from '../store/records.js'
+import type { Visibility } from './registry-records.js'
 
 export type {
   KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, VersionSource,
-} from '../store/records.js'
+} from './registry-records.js'
 export type { Finding } from '../documents/types.js'
 export type { DiffResult } from '../documents/diff/types.js'
 /** The git mirror's journal, history, heads and remotes, and search's terms: their records. */

@@ -4,7 +4,7 @@
  * `repository-connections` database), so an existing `./storage` reads as it is. Re-exported by records.ts.
  */
 import type { ProblemItem } from '../errors.js'
-import type { StoredSecret } from '../store/secret-keyring.js'
+import type { StoredSecret } from './secret-keyring.js'
 
 export type RepositoryProvider = 'github' | 'gitlab'
 

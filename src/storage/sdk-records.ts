@@ -3,8 +3,8 @@
  * `SDK_DATABASES` (src/storage/lmdb/layout.ts) hold them as they are, PostgreSQL's `record` columns as json.
  * Re-exported by records.ts.
  */
-import type { StoredSecret } from '../store/secret-keyring.js'
-import type { SecretRef } from '../store/secret-slots.js'
+import type { StoredSecret } from './secret-keyring.js'
+import type { SecretRef } from './secret-slots.js'
 
 export const SDK_TARGETS = ['typescript', 'php'] as const
 export type SdkTarget = (typeof SDK_TARGETS)[number]

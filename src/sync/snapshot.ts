@@ -10,7 +10,7 @@ import git, { type TreeEntry } from 'isomorphic-git'
 import { RegistryError } from '../errors.js'
 import { bundleDocument, SnapshotFileError } from '../documents/bundle.js'
 import type { DocumentFormat } from '../documents/types.js'
-import { DownloadTooLarge, gitHttp, type Fetch } from '../store/git-http.js'
+import { DownloadTooLarge, gitHttp, type Fetch } from '../git/git-http.js'
 import { outboundFailure } from '../domain/outbound/outbound.js'
 import { Redactor } from '../domain/outbound/redaction.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { commitMessage, metadataFile } from '../../src/domain/mirror/mirror-commits.js'
-import type { ResourceRecord, VersionRecord } from '../../src/store/records.js'
+import type { ResourceRecord, VersionRecord } from '../../src/storage/registry-records.js'
 
 const resource: ResourceRecord = {
   id: '01J00000000000000000000000', organization_id: '01J00000000000000000000001', kind: 'api', name: 'Petstore',

@@ -3,7 +3,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { json, petstore, startTestServer, tempDir } from '../helpers.js'
-import { repositoryPath } from '../../src/store/git-repository.js'
+import { repositoryPath } from '../../src/git/git-repository.js'
 import { git, startMirrorServer } from './helpers.js'
 import { ROOT, userEnv } from '../process/spawn.js'
 

@@ -11,7 +11,7 @@ import t from 'tap'
 import { json, petstore, tempDir } from '../helpers.js'
 import { backupStorage, collectGarbage, verifyStorage } from '../../src/domain/operations/maintenance.js'
 import { FsBlobStore } from '../../src/storage/lmdb/fs-blob-store.js'
-import { repositoryPath } from '../../src/store/git-repository.js'
+import { repositoryPath } from '../../src/git/git-repository.js'
 import { git, startMirrorServer, type MirrorServer } from './helpers.js'
 import { allVersions, mirroredVersions } from '../support/stored.js'
 

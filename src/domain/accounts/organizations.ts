@@ -1,6 +1,6 @@
 import { RegistryError, notFound } from '../../errors.js'
 import type { Storage, Stores } from '../../storage/port.js'
-import { KEY_ROLES, type KeyRecord, type KeyRole, type OrganizationRecord } from '../../store/records.js'
+import { KEY_ROLES, type KeyRecord, type KeyRole, type OrganizationRecord } from '../../storage/registry-records.js'
 import { generateKey, hashKey, isKeyFormat } from './keys.js'
 import { newId, now } from '../resources/ids.js'
 import { SLUG_MAX_LENGTH } from '../resources/slugs.js'

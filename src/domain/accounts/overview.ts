@@ -4,7 +4,7 @@
  */
 import type { BuildRecord } from '../../storage/records.js'
 import type { RepositoryConnectionRecord } from '../../storage/records.js'
-import type { ResourceKind, ResourceRecord, VersionRecord } from '../../store/records.js'
+import type { ResourceKind, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
 import type { Actor } from './organizations.js'
 import type { Registry } from '../registry.js'
 

@@ -1,7 +1,7 @@
 /**
  * The secrets the registry keeps for its users (issue 14, item 6): repository tokens and webhook
  * secrets, output repository tokens, push mirror tokens. They are sealed when stored (AES-256-GCM under
- * the secret key, bound to their record: store/secret-keyring.ts) and opened only where they are used.
+ * the secret key, bound to their record: storage/secret-keyring.ts) and opened only where they are used.
  *
  * A secret that does not open (the storage was restored without its key, or a value was moved to
  * another record) "needs re-entry": the rest of the registry works, the API shows
@@ -12,8 +12,8 @@
  */
 import { RegistryError } from '../../errors.js'
 import type { Storage } from '../../storage/port.js'
-import { SecretUnavailable, isSealed, type SecretKeyring, type StoredSecret, type UnavailableReason } from '../../store/secret-keyring.js'
-import { describeSecret, secretAad, type SecretRef, type SecretSlot } from '../../store/secret-slots.js'
+import { SecretUnavailable, isSealed, type SecretKeyring, type StoredSecret, type UnavailableReason } from '../../storage/secret-keyring.js'
+import { describeSecret, secretAad, type SecretRef, type SecretSlot } from '../../storage/secret-slots.js'
 
 /** What a view shows of a secret: none set, set and usable, or set but to be entered again. */
 export type SecretStatus = 'none' | 'stored' | 'needs_reentry'

@@ -6,7 +6,7 @@
 import type { Classification, DiffResult, Operation } from '../../documents/diff/types.js'
 import { notFound } from '../../errors.js'
 import type { Storage } from '../../storage/port.js'
-import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../../store/records.js'
+import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
 import { isDiffable, summaryView, type Changes } from './changes.js'
 import { versionView } from '../resources/views.js'
 

@@ -8,7 +8,7 @@ import { changesPage, changeTotal, emptyCounts } from '../../documents/diff/resu
 import { notFound } from '../../errors.js'
 import type { BlobStore } from '../../storage/records.js'
 import type { Storage } from '../../storage/port.js'
-import type { PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../../store/records.js'
+import type { PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
 import type { DocumentProcessor } from '../documents.js'
 import { versionView } from '../resources/views.js'
 

@@ -11,7 +11,7 @@ import type { DiffResult } from '../../documents/diff/types.js'
 import { pointerSegments } from '../../documents/pointer.js'
 import { RegistryError, type ProblemItem } from '../../errors.js'
 import type { Storage } from '../../storage/port.js'
-import type { CompatibilityPolicy, ResourceRecord, VersionRecord } from '../../store/records.js'
+import type { CompatibilityPolicy, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
 import { isDiffable, type Changes, type DiffSide } from './changes.js'
 
 export type { CompatibilityPolicy }

@@ -18,7 +18,7 @@ import type { Secrets } from '../accounts/secrets.js'
 import type { ServerLog } from '../operations/server-log.js'
 import { STDERR_LOG } from '../operations/server-log.js'
 import type { Storage, Stores } from '../../storage/port.js'
-import { webhookSecretRef } from '../../store/secret-slots.js'
+import { webhookSecretRef } from '../../storage/secret-slots.js'
 import type {
   WebhookAttempt, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventRecord,
 } from '../../storage/records.js'

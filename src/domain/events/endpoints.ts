@@ -5,7 +5,7 @@
  */
 import { RegistryError, notFound } from '../../errors.js'
 import type { Storage } from '../../storage/port.js'
-import { webhookSecretRef } from '../../store/secret-slots.js'
+import { webhookSecretRef } from '../../storage/secret-slots.js'
 import type { Page, PageRequest, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEventType } from '../../storage/records.js'
 import { newId, now } from '../resources/ids.js'
 import type { OutboundPolicy } from '../outbound/outbound.js'

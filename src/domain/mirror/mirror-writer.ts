@@ -5,7 +5,7 @@
  * event loop between commits, and commits its progress (entries applied, new head) in one storage
  * transaction per batch. A failure leaves the entries pending; they are retried on the next round.
  */
-import { GitRepository, MirrorTree, repositoryPath } from '../../store/git-repository.js'
+import { GitRepository, MirrorTree, repositoryPath } from '../../git/git-repository.js'
 import type { Election, ReadStores, Storage } from '../../storage/port.js'
 import type { BlobStore, HistoryEntry, JournalEntry, ResourceKind, ResourceRecord } from '../../storage/records.js'
 import { STDERR_LOG, type ServerLog } from '../operations/server-log.js'

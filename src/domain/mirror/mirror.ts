@@ -2,7 +2,7 @@
  * The git mirror of each organization (issue 5): the writer that turns journaled changes into commits,
  * the pusher that keeps a remote current, the push-mirror settings, and the repositories clients clone.
  */
-import { GitRepository, repositoryPath } from '../../store/git-repository.js'
+import { GitRepository, repositoryPath } from '../../git/git-repository.js'
 import type { Storage } from '../../storage/port.js'
 import { mirrorSecretRef, type BlobStore, type MirrorRemote, type OrganizationRecord } from '../../storage/records.js'
 import { now } from '../resources/ids.js'

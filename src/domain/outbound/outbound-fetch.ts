@@ -16,7 +16,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { isIP, type LookupFunction } from 'node:net'
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici'
-import type { Fetch } from '../../store/git-http.js'
+import type { Fetch } from '../../git/git-http.js'
 import { MAX_REDIRECTS, OutboundPolicy, OutboundRefused } from './outbound.js'
 
 export type { Fetch }

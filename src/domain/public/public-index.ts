@@ -4,7 +4,7 @@
  * key the request carries: it is the index a visitor sees.
  */
 import type { Storage } from '../../storage/port.js'
-import type { OrganizationRecord, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../../store/records.js'
+import type { OrganizationRecord, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
 import type { SiteRecord } from '../../storage/records.js'
 import type { PublicRegistry } from './public-registry.js'
 import type { Sites } from '../sites/sites.js'

@@ -1,6 +1,6 @@
 import { notFound } from '../../errors.js'
 import type { Storage } from '../../storage/port.js'
-import type { OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord } from '../../store/records.js'
+import type { OrganizationRecord, Page, PageRequest, ResourceKind, ResourceRecord } from '../../storage/registry-records.js'
 import type { Actor } from '../accounts/organizations.js'
 import type { Search, SearchHit, SearchQuery } from '../resources/search.js'
 

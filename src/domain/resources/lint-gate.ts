@@ -1,5 +1,5 @@
 import type { Finding, LintCounts, Severity } from '../../documents/types.js'
-import type { BlockingSeverity } from '../../store/records.js'
+import type { BlockingSeverity } from '../../storage/registry-records.js'
 
 const RANK: Record<Severity, number> = { error: 0, warn: 1, info: 2, hint: 3 }
 const LIMIT: Record<BlockingSeverity, number> = { off: -1, error: 0, warn: 1, info: 2 }

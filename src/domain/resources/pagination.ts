@@ -1,4 +1,4 @@
-import type { PageRequest } from '../../store/records.js'
+import type { PageRequest } from '../../storage/registry-records.js'
 
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100

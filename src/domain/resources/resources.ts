@@ -3,7 +3,7 @@ import { DEFAULT_RULESET } from '../../documents/defaults.js'
 import type { ReadStores, Storage, Stores } from '../../storage/port.js'
 import type {
   BlockingSeverity, CompatibilityPolicy, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
-} from '../../store/records.js'
+} from '../../storage/registry-records.js'
 import type { DocumentInput } from '../documents.js'
 import { emitEvent, resourceSummary, versionEventData } from '../events/outbox.js'
 import { isUlid, newId, now } from './ids.js'

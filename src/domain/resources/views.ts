@@ -3,7 +3,7 @@ import { roleOf } from '../accounts/organizations.js'
 import type { ReadStores } from '../../storage/port.js'
 import type {
   BlockingSeverity, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord,
-} from '../../store/records.js'
+} from '../../storage/registry-records.js'
 
 const PARENT_FIELD: Record<ResourceKind, string> = { api: 'api_id', schema: 'schema_id', ruleset: 'ruleset_id' }
 

@@ -12,7 +12,7 @@ import { LRUCache } from 'lru-cache'
 import type { ReferenceWorkers } from '../../documents/reference-pool.js'
 import type { PlannedPart, SplitLimits } from '../../documents/reference-split.js'
 import { notFound } from '../../errors.js'
-import type { VersionRecord } from '../../store/records.js'
+import type { VersionRecord } from '../../storage/registry-records.js'
 import type { BlobStore } from '../../storage/records.js'
 import { deriveSlug } from '../resources/slugs.js'
 

@@ -1,7 +1,7 @@
 import { invalidRequest, notFound } from '../../errors.js'
 import type { Storage, Stores } from '../../storage/port.js'
 import type { GuideRecord, Page, PageRequest, ResourceRecord, SiteRecord, VersionRecord } from '../../storage/records.js'
-import type { Visibility } from '../../store/records.js'
+import type { Visibility } from '../../storage/registry-records.js'
 import { isUlid, newId, now } from '../resources/ids.js'
 import type { Actor } from '../accounts/organizations.js'
 import { checkSlug, deriveSlug } from '../resources/slugs.js'

@@ -6,7 +6,7 @@
  * own fields: this section reads and replaces them in place and keeps nothing of its own, so each
  * adapter only says where the records are; what a slot is and how a value is replaced is below, once.
  */
-import { connectionSecretRef, sameStoredSecret, webhookSecretRef, type SecretRef, type SecretSlot } from '../../store/secret-slots.js'
+import { connectionSecretRef, sameStoredSecret, webhookSecretRef, type SecretRef, type SecretSlot } from '../secret-slots.js'
 import type { MirrorJournalStore, WebhookStore } from '../port.js'
 import {
   mirrorSecretRef, outputRepositorySecretRef,

@@ -1,4 +1,4 @@
-import type { ResourceKind, VersionSource } from '../../store/records.js'
+import type { ResourceKind, VersionSource } from '../registry-records.js'
 import type { TallyStore } from '../port.js'
 import type { StorageTallies } from '../features/tallies.js'
 import type { Sql } from './sql.js'

@@ -10,7 +10,7 @@ import type {
   MirrorRemote, OrganizationRecord, OutputRepositoryRecord, RepositoryConnectionRecord, ResourceRecord, SdkRecord, SdkTarget,
   StoredSecret, WebhookEndpointRecord,
 } from '../../../src/storage/records.js'
-import type { SecretRef, SecretSlot } from '../../../src/store/secret-slots.js'
+import type { SecretRef, SecretSlot } from '../../../src/storage/secret-slots.js'
 import { organization, resource, type OpenStorage } from './contract.js'
 import { sdk } from './sdks.js'
 
