@@ -1,7 +1,7 @@
 /**
  * The storage port: everything the domain stores, behind async repositories, with two adapters (LMDB
- * in `lmdb/`, PostgreSQL in `postgres/`). Design: /docs/storage.md. The domain moves onto it feature by
- * feature (organizations and keys first); the rest still calls src/store.
+ * in `lmdb/`, PostgreSQL in `postgres/`). Design: /docs/storage.md. Every feature stores through it;
+ * nothing outside src/storage opens LMDB, PostgreSQL or the blob folder.
  */
 import type {
   BlobStore, DiffResult, Finding, JournalChange, JournalEntry, KeyRecord, ListFilter, OrganizationRecord, Page, PageRequest, ResourceKind,
