@@ -6,7 +6,7 @@ COPY package.json package-lock.json ./
 # compiled below), and no dependency needs its install script (lmdb and msgpackr-extract load prebuilt
 # binaries; the others only report or print).
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.client.json ./
 COPY src ./src
 COPY console ./console
 RUN npm run build

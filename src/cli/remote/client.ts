@@ -1,6 +1,7 @@
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { createRegistryClient, describeError, problemOf, RegistryUnreachableError, type RegistryClient } from '../../client/index.js'
 import { PACKAGE_VERSION } from '../../version.js'
 
 /**
@@ -15,14 +16,6 @@ export class CliFailure extends Error {
 }
 
 export const usage = (message: string) => new CliFailure(message, 2)
-
-/** A problem+json answer (CONTRACT §2), as far as the client reads it. */
-export interface Problem {
-  status: number
-  code: string
-  detail: string
-  errors?: { code?: string; message: string; severity?: string; path?: (string | number)[]; pointer?: string }[]
-}
 
 export interface Credentials { url: string; key: string }
 
@@ -78,43 +71,35 @@ export function checkedUrl(url: string): string {
   return parsed.href.replace(/\/+$/, '')
 }
 
-export interface Answer<T> { status: number; body: T; text: string }
-
-/** The registry's HTTP API, as the remote commands use it: answers or throws a CliFailure that says why. */
-export class RegistryClient {
-  constructor(private readonly credentials: Credentials) {}
-
-  get url(): string { return this.credentials.url }
-
-  async request<T>(method: string, path: string, init: { body?: unknown; accept?: string } = {}): Promise<Answer<T>> {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.credentials.key}`,
-      'user-agent': `api-registry-cli/${PACKAGE_VERSION}`,
-      accept: init.accept ?? 'application/json',
-    }
-    if (init.body !== undefined) headers['content-type'] = 'application/json'
-    let response: Response
-    try {
-      response = await fetch(`${this.credentials.url}${path}`, {
-        method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        signal: AbortSignal.timeout(600_000),
-      })
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause
-      throw new CliFailure(`cannot reach the registry at ${this.credentials.url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, 2)
-    }
-    const text = await response.text()
-    const type = response.headers.get('content-type') ?? ''
-    const body = (type.includes('json') && text ? JSON.parse(text) : text) as T
-    if (response.status === 401) throw new CliFailure(`the registry at ${this.credentials.url} refused the API key (401): check --key, REGISTRY_API_KEY or \`registry login\``, 2)
-    if (response.status === 403) throw new CliFailure(`the API key may not do this (403 forbidden): ${(body as unknown as Problem).detail ?? ''}`.trimEnd(), 2)
-    return { status: response.status, body, text }
-  }
+/** The typed client for one registry and key, with the CLI's handling of what no command handles itself. */
+export interface Connection {
+  url: string
+  registry: RegistryClient
 }
 
-/** A problem answer the command does not handle itself: one line, exit code 2. */
-export function unexpected(answer: Answer<unknown>, what: string): CliFailure {
-  const problem = answer.body as Partial<Problem> | string
-  const detail = typeof problem === 'object' && problem ? `${problem.code ?? ''}: ${problem.detail ?? ''}` : String(problem).slice(0, 200)
-  return new CliFailure(`${what}: the registry answered ${answer.status} ${detail}`.trimEnd(), 2)
+/**
+ * Connects to the registry through the typed client (src/client): every command's request goes through
+ * it, so its paths, parameters and bodies are checked against the registry's description. A 401, a 403
+ * and a registry that does not answer end any command the same way: one line, exit code 2.
+ */
+export function connect(credentials: Credentials): Connection {
+  const registry = createRegistryClient({
+    url: credentials.url, key: credentials.key, userAgent: `api-registry-cli/${PACKAGE_VERSION}`, timeoutMs: 600_000,
+  })
+  registry.use({
+    onResponse: async ({ response }) => {
+      if (response.status === 401) throw new CliFailure(`the registry at ${credentials.url} refused the API key (401): check --key, REGISTRY_API_KEY or \`registry login\``, 2)
+      if (response.status === 403) {
+        const problem = problemOf(await response.clone().json().catch(() => undefined))
+        throw new CliFailure(`the API key may not do this (403 forbidden): ${problem?.detail ?? ''}`.trimEnd(), 2)
+      }
+    },
+    onError: ({ error }) => (error instanceof RegistryUnreachableError ? new CliFailure(error.message, 2) : undefined),
+  })
+  return { url: credentials.url, registry }
+}
+
+/** An error answer the command does not handle itself: one line, exit code 2. */
+export function unexpected(answer: { response: Response; error?: unknown }, what: string): CliFailure {
+  return new CliFailure(`${what}: the registry answered ${describeError(answer.response, answer.error)}`, 2)
 }
