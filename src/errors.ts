@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   /** A URL given to be stored holds a control character (CR, LF, tab, NUL…); `errors[0].path` names the field. */
   invalid_url: 422,
   lint_blocked: 422,
+  /** Spectral cannot run the ruleset on this document (a rule's JSONPath filter or function throws on it); `errors[]` names the rule. */
+  ruleset_failed: 422,
   /** The compatibility gate (issue 20): the new version has changes that break the resource's policy. */
   incompatible: 422,
   no_output_repository: 422,

@@ -59,7 +59,12 @@ export async function lintDocument(canonical: string, input: RulesetInput): Prom
   const linter = new core.Spectral({ resolver: new refResolver.Resolver({ resolvers: {} }) })
   linter.setRuleset(ruleset)
   const document = new core.Document(canonical, parsers.Json, DOCUMENT_SOURCE)
-  const results = await linter.run(document)
+  let results: Awaited<ReturnType<typeof linter.run>>
+  try {
+    results = await linter.run(document)
+  } catch (err) {
+    throw rulesetFailed(err, ruleset)
+  }
   const findings: Finding[] = results
     .filter((d) => d.severity >= 0 && d.severity <= 3)
     .map((d) => ({
@@ -72,6 +77,38 @@ export async function lintDocument(canonical: string, input: RulesetInput): Prom
   const keyed = findings.map((f) => ({ key: encodePointer(f.path), f }))
   keyed.sort(compareFindings)
   return keyed.map((x) => x.f)
+}
+
+/**
+ * A ruleset that Spectral cannot run on this document: a rule's JSONPath filter that throws on some
+ * node (`@property.match(…)` meeting an array index, whose property is a number), or a function that
+ * throws. Plain Spectral fails the same way on the same document and ruleset, so this is the
+ * document's and ruleset's answer, not the registry's fault: a 422 naming the rule, never a 500.
+ * A RangeError (a stack or string too large) is a resource limit and stays unexpected.
+ */
+function rulesetFailed(err: unknown, ruleset: Ruleset): unknown {
+  if (!(err instanceof Error) || err instanceof RegistryError || err instanceof RangeError) return err
+  const rules = failingRules(err, ruleset)
+  const what = `${err.name}: ${err.message}`
+  const which = rules.length === 0 ? 'a rule' : `rule${rules.length > 1 ? 's' : ''} ${rules.map((name) => quote(name)).join(', ')}`
+  return new RegistryError(
+    'ruleset_failed',
+    `the ruleset fails on this document (Spectral itself does): ${which} threw ${what}; change the rule or the document`,
+    rules.length === 0 ? [{ message: what }] : rules.map((code) => ({ code, message: what })),
+  )
+}
+
+/**
+ * The rules whose `given` threw: nimma compiles each JSONPath expression into a function named after
+ * it, so the first frame of a filter's error names the expression; the rules with that `given` are
+ * the ones. Empty when the stack names none (a function that threw: Spectral's error names the
+ * function, not the rule).
+ */
+function failingRules(err: Error, ruleset: Ruleset): string[] {
+  const frame = /^\s*at (.+) \(eval at query \(/m.exec(err.stack ?? '')
+  if (!frame) return []
+  const expression = frame[1]
+  return Object.values(ruleset.rules).filter((rule) => rule.given.includes(expression)).map((rule) => rule.name)
 }
 
 /** Spectral's message for an external reference names a resolved path; name the `$ref` as written. */

@@ -2,7 +2,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import { lintDocument } from '../../src/documents/lint.js'
 import { canonicalJson } from '../../src/documents/canonical.js'
-import { listeningServer, openapi30, openapi31, passwdMarker } from './helpers.js'
+import { listeningServer, openapi30, openapi31, passwdMarker, registryErrorAsync } from './helpers.js'
 
 const descriptions = {
   checksum: 'sha256:descriptions',
@@ -74,6 +74,42 @@ t.test('an unusable ruleset is an invalid_document error', async (t) => {
     code: 'invalid_document',
     message: /the ruleset cannot be used for linting/,
   })
+})
+
+/**
+ * A rule whose JSONPath filter calls a string method on `@property`: under an array, `@property` is an
+ * index (a number, and 0 is falsy), so the filter throws on the second item. Plain Spectral throws too.
+ */
+const ERROR_BODIES_RULESET = {
+  checksum: 'sha256:error-bodies',
+  document: {
+    rules: {
+      'info-title': { severity: 'warn', given: '$.info', then: { field: 'title', function: 'truthy' } },
+      'error-bodies': {
+        severity: 'warn',
+        given: '$..[responses][?(@property && @property.match(/^(4|5)/))][content]',
+        then: { function: 'truthy' },
+      },
+    },
+  },
+}
+
+/** An OpenAPI document with a schema example holding a `responses` array of two items. */
+function docWithResponsesArray(items: number): Record<string, unknown> {
+  return openapi30({
+    components: {
+      schemas: { Log: { type: 'object', example: { responses: Array.from({ length: items }, (_, i) => ({ content: `item ${i}` })) } } },
+    },
+  })
+}
+
+t.test('a ruleset whose rule throws on this document is a ruleset_failed error naming the rule', async (t) => {
+  t.same(await lintDocument(canonicalJson(docWithResponsesArray(1)), ERROR_BODIES_RULESET), [], 'one item (index 0): the filter is false, no throw')
+  const err = await registryErrorAsync(lintDocument(canonicalJson(docWithResponsesArray(2)), ERROR_BODIES_RULESET))
+  t.equal(err.code, 'ruleset_failed')
+  t.equal(err.status, 422)
+  t.match(err.message, /^the ruleset fails on this document \(Spectral itself does\): rule 'error-bodies' threw TypeError: .*match is not a function/)
+  t.same(err.errors?.map((e) => e.code), ['error-bodies'], 'only the rule that threw is named')
 })
 
 t.test('external $refs in a linted document are never read or fetched', async (t) => {

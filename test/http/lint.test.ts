@@ -66,6 +66,34 @@ t.test('a blocked upload answers 422 with its findings and stores nothing; accep
   t.equal(lint.findings[0].code, 'needs-owner')
 })
 
+t.test('a ruleset that throws on the document is a 422 ruleset_failed naming the rule, and nothing is stored', async (t) => {
+  const s = await startTestServer()
+  t.teardown(s.close)
+  // The filter calls a string method on `@property`, which is a number (an index) under an array.
+  const ruleset = {
+    rules: {
+      'error-bodies': { severity: 'warn', given: '$..[responses][?(@property && @property.match(/^(4|5)/))][content]', then: { function: 'truthy' } },
+    },
+  }
+  const rs = json(await s.call({ method: 'POST', url: '/v1/rulesets', payload: { name: 'r', blocking_severity: 'warn', document: ruleset } })).data
+  const api = json(await s.call({ method: 'POST', url: '/v1/apis', payload: { name: 'a', ruleset_id: rs.id } })).data
+  const document = (items: number) => ({
+    openapi: '3.0.3', info: { title: 'Logs', version: '1.0.0' }, paths: {},
+    components: { schemas: { Log: { type: 'object', example: { responses: Array.from({ length: items }, (_, i) => ({ content: `line ${i}` })) } } } },
+  })
+  for (const url of [`/v1/apis/${api.id}/spec`, `/v1/apis/${api.id}/spec?dry_run=true`, `/v1/rulesets/${rs.id}/lint`]) {
+    const res = await s.call({ method: 'POST', url, payload: { document: document(2) } })
+    t.equal(res.statusCode, 422, url)
+    t.match(res.headers['content-type'], /application\/problem\+json/)
+    const problem = json(res)
+    t.match(problem, { status: 422, code: 'ruleset_failed', detail: /rule 'error-bodies' threw TypeError: .*match is not a function/ }, url)
+    t.match(problem.errors, [{ code: 'error-bodies', message: /TypeError/ }])
+  }
+  t.equal(json(await s.call({ method: 'GET', url: `/v1/apis/${api.id}/versions` })).total, 0, 'nothing stored')
+  // The same ruleset on a document where the filter never meets a non-zero index lints as usual.
+  t.equal((await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: document(1) } })).statusCode, 201)
+})
+
 t.test('a lint result is served from the cache on the second identical request', async (t) => {
   const counts = { lint: 0, check: 0, digest: 0 }
   const s = await startTestServer({ wrapDocuments: countingDocuments(counts) })
