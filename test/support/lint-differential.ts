@@ -159,6 +159,14 @@ export class LintDifferential {
     return counts
   }
 
+  /**
+   * One side's lint alone, its findings and time (the bench times each side in turn: two lints at
+   * once on shared cores would time each other).
+   */
+  lint(side: Side, canonical: string, ruleset: RulesetInput): Promise<LintReply | TimedOut> {
+    return (side === 'registry' ? this.registry : this.spectral).lint({ canonical, ruleset }, this.timeoutMs)
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.registry.close(), this.spectral.close()])
   }
