@@ -59,10 +59,14 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     baseUrl: url,
     headers,
     fetch: async (request) => {
-      const timed = options.timeoutMs === undefined ? request : new Request(request, { signal: AbortSignal.timeout(options.timeoutMs) })
+      // The timeout joins the caller's own signal (a `signal` given to one call), never replaces it.
+      const timed = options.timeoutMs === undefined
+        ? request
+        : new Request(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs)]) })
       try {
         return await send(timed)
       } catch (error) {
+        if (request.signal.aborted) throw error // the caller gave up: not the registry's doing
         throw new RegistryUnreachableError(url, reasonOf(error), { cause: error })
       }
     },

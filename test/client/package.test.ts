@@ -68,6 +68,23 @@ t.test("the package's ./client export, built, against a running registry", async
   const down = await client.createRegistryClient({ url: `http://127.0.0.1:${port}`, key: server.key! }).GET('/v1/apis').then(() => undefined, (error: unknown) => error)
   t.ok(down instanceof client.RegistryUnreachableError, 'no answer: a RegistryUnreachableError')
   t.match(down, { reason: 'ECONNREFUSED', message: `cannot reach the registry at http://127.0.0.1:${port}: ECONNREFUSED` }, 'that says why')
+
+  // A registry that takes the connection and never answers: timeoutMs ends the wait; the caller's own
+  // signal still works beside it, and its abort is the caller's, not an unreachable registry.
+  const silent = createServer(() => {}).listen(0, '127.0.0.1')
+  t.teardown(() => { silent.close() })
+  await new Promise((resolve) => silent.once('listening', resolve))
+  const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`
+  const patient = client.createRegistryClient({ url: silentUrl, key: server.key!, timeoutMs: 300 })
+  const timedOut = await patient.GET('/v1/apis').then(() => undefined, (error: unknown) => error)
+  t.ok(timedOut instanceof client.RegistryUnreachableError, 'past timeoutMs: a RegistryUnreachableError')
+  t.match(timedOut, { reason: /timeout/i })
+  const caller = new AbortController()
+  const aborted = patient.GET('/v1/apis', { signal: caller.signal }).then(() => undefined, (error: unknown) => error)
+  caller.abort()
+  const callerError = await aborted
+  t.notOk(callerError instanceof client.RegistryUnreachableError, "the caller's abort is not the registry's")
+  t.match(callerError, { name: 'AbortError' })
 })
 
 t.test('another TypeScript project imports api-registry/client (as docs/ci.md shows), and tsc checks its calls against the description', async (t) => {
