@@ -1627,7 +1627,7 @@ export interface components {
              * @description what went wrong, stable across releases (docs/api.md, "Errors")
              * @enum {unknown}
              */
-            code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "secret_needs_reentry" | "payload_too_large" | "unsupported_media_type" | "invalid_document" | "invalid_reference" | "invalid_url" | "lint_blocked" | "incompatible" | "no_output_repository" | "rate_limited" | "headers_too_large" | "internal" | "repository_unavailable" | "lint_timeout" | "lint_resource_limit" | "unavailable" | "storage_full";
+            code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "request_timeout" | "conflict" | "secret_needs_reentry" | "payload_too_large" | "unsupported_media_type" | "invalid_document" | "invalid_reference" | "invalid_url" | "lint_blocked" | "ruleset_failed" | "incompatible" | "no_output_repository" | "rate_limited" | "headers_too_large" | "internal" | "repository_unavailable" | "lint_timeout" | "lint_resource_limit" | "unavailable" | "storage_full";
             detail: string;
             errors?: {
                 message: string;
@@ -2194,7 +2194,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2572,7 +2572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2657,7 +2657,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2959,7 +2959,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3256,7 +3256,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3429,7 +3429,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4210,7 +4210,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4543,7 +4543,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4628,7 +4628,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4882,7 +4882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5147,7 +5147,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5288,7 +5288,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5800,7 +5800,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6128,7 +6128,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6213,7 +6213,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6467,7 +6467,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6732,7 +6732,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6873,7 +6873,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7052,7 +7052,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7413,7 +7413,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7805,7 +7805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8066,7 +8066,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8426,7 +8426,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9266,7 +9266,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9503,7 +9503,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10073,7 +10073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10358,7 +10358,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11262,7 +11262,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11464,7 +11464,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11742,7 +11742,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12869,7 +12869,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13270,7 +13270,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13564,7 +13564,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13933,7 +13933,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14221,7 +14221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14395,7 +14395,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, incompatible, no_output_repository */
+            /** @description Unprocessable Entity: invalid_document, invalid_reference, invalid_url, lint_blocked, ruleset_failed, incompatible, no_output_repository */
             422: {
                 headers: {
                     [name: string]: unknown;
