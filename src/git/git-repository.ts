@@ -3,10 +3,12 @@
  * isomorphic-git. The mirror keeps the tree of `main` in memory (`MirrorTree`) and writes only the
  * trees a change touches; objects are content-addressed, so the same history gives the same ids.
  */
-import * as fs from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import git, { type TreeEntry } from 'isomorphic-git'
 import { UploadWalk, type UploadRequest, type UploadSelection } from './git-upload.js'
+// Objects and refs written whole or not at all: a kill -9 mid-write must not leave an empty object.
+import { wholeFileFs as fs } from './whole-file-fs.js'
 
 export const MAIN = 'refs/heads/main'
 const FILE_MODE = '100644'
@@ -96,7 +98,7 @@ export class GitRepository {
   constructor(readonly gitdir: string) {}
 
   exists(): boolean {
-    return fs.existsSync(join(this.gitdir, 'HEAD'))
+    return existsSync(join(this.gitdir, 'HEAD'))
   }
 
   async ensure(): Promise<void> {

@@ -72,7 +72,8 @@ export async function startServer(storage: string, env: Record<string, string> =
   return {
     child, url, key, output: () => out,
     stop: (signal = 'SIGTERM') => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode)
+      // A process ended by a signal (kill -9) has no exit code but a signal code, and emits no more 'exit'.
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
       child.once('exit', (code) => resolve(code))
       child.kill(signal)
     }),

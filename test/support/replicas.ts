@@ -40,16 +40,32 @@ export interface Replicas {
   /** The proxy's address: each request goes to the next live replica. */
   readonly url: string
   readonly databaseUrl: string
+  /**
+   * The environment every replica gets (the database URL, the bootstrap and secret keys): a CLI run on
+   * the same database (`registry verify`) takes the same.
+   */
+  readonly env: Record<string, string>
   /** The bootstrap key of the `default` organization. */
   readonly key: string
   readonly replicas: Replica[]
   /** One request through the proxy (`host` sets the Host header, as a site's domain would). */
   request(method: string, path: string, options?: { body?: unknown; key?: string | null; host?: string; headers?: Record<string, string> }): Promise<Answer>
-  /** Ends a replica's process (SIGKILL: as a crash) and takes it out of the rotation. */
+  /**
+   * Ends a replica's process (SIGKILL: as a crash) and takes it out of the rotation. Requests it was
+   * answering end as a client of nginx would see them: 502 before the answer's headers, the
+   * connection cut after them.
+   */
   kill(index: number, signal?: NodeJS.Signals): Promise<void>
   /** Starts a stopped or killed replica again on its storage directory and puts it back in the rotation. */
   restart(index: number): Promise<void>
 }
+
+/**
+ * The `application_name` of replica `index`'s database sessions (libpq's and node-postgres's
+ * PGAPPNAME), by which a test finds in `pg_stat_activity` and `pg_locks` which replica holds what
+ * (the git mirror writer's advisory lock).
+ */
+export const replicaApplicationName = (index: number): string => `registry-replica-${index}`
 
 export interface ReplicaOptions {
   /** How many registry processes (default 3). */
@@ -72,9 +88,10 @@ export async function startReplicas(t: Test, postgres: PostgresServer, options: 
     REGISTRY_DATABASE_URL: databaseUrl, REGISTRY_BOOTSTRAP_KEY: KEY, REGISTRY_SECRET_KEY: SECRET_KEY, ...options.env,
   }
   const count = options.count ?? 3
+  const envOf = (index: number) => ({ ...env, PGAPPNAME: replicaApplicationName(index) })
   const replicas: Replica[] = await Promise.all(Array.from({ length: count }, async (_, index) => {
     const storage = tempDir('registry-replica-')
-    return { index, storage, server: await startServer(storage, env), up: true }
+    return { index, storage, server: await startServer(storage, envOf(index)), up: true }
   }))
   t.teardown(async () => {
     await Promise.all(replicas.map((replica) => replica.server.stop()))
@@ -95,9 +112,17 @@ export async function startReplicas(t: Test, postgres: PostgresServer, options: 
     const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, { ...answer.headers, [REPLICA_HEADER]: String(replica.index) })
       answer.pipe(res)
+      // The replica died in the middle of its answer: cut the client's connection too (as nginx does),
+      // rather than end a truncated body as if it were whole.
+      answer.on('aborted', () => res.destroy())
+      answer.on('error', () => res.destroy())
     })
     upstream.on('error', (error) => {
-      if (!res.headersSent) res.writeHead(502, { [REPLICA_HEADER]: String(replica.index) })
+      if (res.headersSent) {
+        res.destroy()
+        return
+      }
+      res.writeHead(502, { [REPLICA_HEADER]: String(replica.index) })
       res.end(`replica ${replica.index}: ${error.message}`)
     })
     req.pipe(upstream)
@@ -112,7 +137,7 @@ export async function startReplicas(t: Test, postgres: PostgresServer, options: 
   const url = `http://127.0.0.1:${port}`
 
   return {
-    url, databaseUrl, key: KEY, replicas,
+    url, databaseUrl, env, key: KEY, replicas,
     request: (method, path, options = {}) => send(url, method, path, { key: KEY, ...options }),
     async kill(index, signal = 'SIGKILL') {
       replicas[index].up = false
@@ -121,7 +146,7 @@ export async function startReplicas(t: Test, postgres: PostgresServer, options: 
     async restart(index) {
       const replica = replicas[index]
       if (replica.server.child.exitCode === null && replica.server.child.signalCode === null) await replica.server.stop()
-      replica.server = await startServer(replica.storage, env)
+      replica.server = await startServer(replica.storage, envOf(index))
       replica.up = true
     },
   }
@@ -154,6 +179,8 @@ function send(
         })
       })
       res.on('error', reject)
+      // A connection cut before the end of the body (the proxy does when the replica died).
+      res.on('aborted', () => reject(new Error(`${method} ${path}: the connection was cut before the end of the answer`)))
     })
     req.on('error', reject)
     req.end(body)
