@@ -3,6 +3,10 @@
  * The operations come from the route schemas (src/http/*-routes.ts), which say what each route takes
  * and answers; this adds what no route says: the document's servers, tags and security schemes, an
  * operationId where a route names none, and the one thing a route schema cannot say (an optional body).
+ *
+ * The registry's TypeScript client (src/client, which the CLI's remote commands use) is generated from
+ * this description: after changing it or a route schema, `npm run generate:client` and commit the
+ * result (test/client/generated.test.ts fails until then).
  */
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import { CSRF_HEADER, SESSION_COOKIE } from './auth.js'
