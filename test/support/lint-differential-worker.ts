@@ -2,9 +2,10 @@
  * One side of the lint differential (test/support/lint-differential.ts), in its own thread so that
  * each side keeps its own state for the whole run:
  * - `registry`: the registry's lint as a document worker runs it: the validator cache on and warm
- *   from every lint before, compiled rulesets kept by checksum;
- * - `spectral`: plain Spectral: the validator cache off (Spectral's own per-document Ajv instances),
- *   and the ruleset compiled again for every lint.
+ *   from every lint before, compiled rulesets kept by checksum, the resolver's dependency graph sped
+ *   up (dependency-graph-speedup.ts);
+ * - `spectral`: plain Spectral: none of these (Spectral's own per-document Ajv instances, its own
+ *   dependency graph), and the ruleset compiled again for every lint.
  * Both go through `lintDocument`, so both answers have the same post-processing (severity filter,
  * the external `$ref` message, the order); Spectral's raw diagnostics, ranges included, are taken from
  * `Spectral#run` on the way.
@@ -12,11 +13,13 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { clearRulesetCache, lintDocument } from '../../src/documents/lint.js'
 import { spectral } from '../../src/documents/spectral.js'
+import { useDependencyGraphSpeedup } from '../../src/documents/dependency-graph-speedup.js'
 import { useValidatorCache } from '../../src/documents/validator-cache.js'
 import type { Diagnostic, LintReply, LintRequest, Side } from './lint-differential.js'
 
 const side = (workerData as { side: Side }).side
 useValidatorCache(side === 'registry')
+useDependencyGraphSpeedup(side === 'registry')
 
 type Run = (this: unknown, ...args: unknown[]) => Promise<Diagnostic[]>
 const prototype = spectral().core.Spectral.prototype as unknown as { run: Run }
