@@ -298,6 +298,11 @@ if (postgres) {
     const fromWriter = join(dir, 'writer')
     await git(['clone', '-q', remote(next!), fromWriter])
     t.equal((await git(['rev-parse', 'main'], { cwd: fromWriter })).trim(), lines[0].slice(0, 40), 'the new writer serves the same head')
+    // Through the proxy, a clone's requests (refs, then the pack) go to different replicas in turn.
+    const throughProxy = join(dir, 'proxy')
+    const proxied = await gitStatus(['clone', '-q', `http://x:${cluster.key}@${new URL(cluster.url).host}/git/default.git`, throughProxy])
+    t.equal(proxied.code, 0, `git clone through the round-robin proxy: ${proxied.stderr}`)
+    if (proxied.code === 0) t.equal((await git(['rev-parse', 'main'], { cwd: throughProxy })).trim(), lines[0].slice(0, 40), 'the same head through the proxy')
     await git(['fsck', '--strict'], { cwd: clone })
   })
 }
