@@ -36,39 +36,55 @@ export function apiBase(provider: 'github' | 'gitlab', url: string, apiUrl: stri
   return new URL(url).hostname === 'github.com' ? 'https://api.github.com' : `${origin}/api/v3`
 }
 
+/**
+ * Opens the build branch's pull request (GitHub) or merge request (GitLab), or answers the one already
+ * open for it (issue 16, item 9): a build retried after its runner died between opening it and
+ * recording it would otherwise be refused (GitHub answers 422 to a second pull request of one head).
+ * The branch is the build's own (`registry/<sdk>-<target>-<number>`), so an open one is this build's.
+ */
 export async function openPullRequest(input: PullRequestInput): Promise<PullRequest> {
   const base = apiBase(input.provider, input.url, input.api_url)
   const path = repositoryPath(input.url)
+  const described = (number: unknown, url: unknown): PullRequest =>
+    ({ number: Number(number), url: String(url), branch: input.branch, base: input.base, title: input.title })
   if (input.provider === 'github') {
-    const answer = await post(`${base}/repos/${path}/pulls`, {
-      authorization: `Bearer ${input.token ?? ''}`,
-      accept: 'application/vnd.github+json',
-      'x-github-api-version': '2022-11-28',
-    }, { title: input.title, head: input.branch, base: input.base, body: input.body }, input, 'GitHub')
-    return { number: Number(answer.number), url: String(answer.html_url), branch: input.branch, base: input.base, title: input.title }
+    const headers = { authorization: `Bearer ${input.token ?? ''}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' }
+    // `head` is `owner:branch`: the branch of the repository's own owner (the build pushed it there).
+    const owner = path.split('/')[0]
+    const query = new URLSearchParams({ head: `${owner}:${input.branch}`, state: 'open' })
+    const [open] = await call('GET', `${base}/repos/${path}/pulls?${query}`, headers, undefined, input, 'GitHub')
+    if (open) return described(open.number, open.html_url)
+    const [answer] = await call('POST', `${base}/repos/${path}/pulls`, headers,
+      { title: input.title, head: input.branch, base: input.base, body: input.body }, input, 'GitHub')
+    return described(answer.number, answer.html_url)
   }
-  const answer = await post(`${base}/projects/${encodeURIComponent(path)}/merge_requests`, {
-    'private-token': input.token ?? '',
-  }, { source_branch: input.branch, target_branch: input.base, title: input.title, description: input.body }, input, 'GitLab')
-  return { number: Number(answer.iid), url: String(answer.web_url), branch: input.branch, base: input.base, title: input.title }
+  const headers = { 'private-token': input.token ?? '' }
+  const project = `${base}/projects/${encodeURIComponent(path)}/merge_requests`
+  const [open] = await call('GET', `${project}?${new URLSearchParams({ source_branch: input.branch, state: 'opened' })}`, headers, undefined, input, 'GitLab')
+  if (open) return described(open.iid, open.web_url)
+  const [answer] = await call('POST', project, headers,
+    { source_branch: input.branch, target_branch: input.base, title: input.title, description: input.body }, input, 'GitLab')
+  return described(answer.iid, answer.web_url)
 }
 
 /**
- * POSTs to the provider's API. What it answered on a failure (a missing scope, an existing pull
- * request) is the OutboundFailure's `reason`, for the operator's log: the key holder, who may have
- * pointed `api_url` anywhere, learns only that the pull request could not be opened.
+ * A request to the provider's API: a POST answers the object made, a GET the list found (each as a
+ * list of objects). What it answered on a failure (a missing scope, an existing pull request) is the
+ * OutboundFailure's `reason`, for the operator's log: the key holder, who may have pointed `api_url`
+ * anywhere, learns only that the pull request could not be opened.
  */
-async function post(
-  url: string, headers: Record<string, string>, body: unknown, { signal, fetch: fetcher = fetch }: Pick<PullRequestInput, 'signal' | 'fetch'>, provider: string,
-): Promise<Record<string, unknown>> {
+async function call(
+  method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: unknown,
+  { signal, fetch: fetcher = fetch }: Pick<PullRequestInput, 'signal' | 'fetch'>, provider: string,
+): Promise<Record<string, unknown>[]> {
   const opening = `could not open the pull request through ${new URL(url).origin}`
   let status: number
   let text: string
   try {
     const response = await fetcher(url, {
-      method: 'POST', signal,
-      headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'api-registry' },
-      body: JSON.stringify(body),
+      method, signal,
+      headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }), 'user-agent': 'api-registry' },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
     })
     status = response.status
     text = await readText(response, MAX_ANSWER_BYTES)
@@ -76,11 +92,17 @@ async function post(
     if ((error as Error).name === 'AbortError') throw error
     throw outboundFailure(opening, error)
   }
-  const failure = (reason: string) => new OutboundFailure(`${opening}: ${UNREACHABLE}`, `${provider} answered ${status} to POST ${new URL(url).pathname}: ${reason}`)
+  const failure = (reason: string) => new OutboundFailure(`${opening}: ${UNREACHABLE}`, `${provider} answered ${status} to ${method} ${new URL(url).pathname}: ${reason}`)
   if (status < 200 || status > 299) throw failure(text)
+  let answer: unknown
   try {
-    return JSON.parse(text) as Record<string, unknown>
+    answer = JSON.parse(text)
   } catch {
     throw failure(`not JSON: ${text}`)
   }
+  const objects = method === 'GET' ? answer : [answer]
+  if (!Array.isArray(objects) || !objects.every((item) => typeof item === 'object' && item !== null)) {
+    throw failure(`not ${method === 'GET' ? 'a list of objects' : 'an object'}: ${text}`)
+  }
+  return objects as Record<string, unknown>[]
 }

@@ -127,8 +127,15 @@ for (const provider of ['github', 'gitlab'] as const) {
     t.equal(done.status, 'succeeded', done.error)
     t.equal(done.inputs.generator.name, '@hey-api/openapi-ts')
 
-    t.equal(standIn.seen.length, 1)
-    const [request] = standIn.seen
+    t.same(standIn.seen.map((r) => r.method), ['GET', 'POST'], 'the open one looked up by branch (none), then one opened')
+    const [lookup, request] = standIn.seen
+    if (provider === 'github') {
+      t.equal(lookup.url, '/repos/acme/pets-ts/pulls?head=acme%3Aregistry%2Fpets-sdk-typescript-1&state=open')
+      t.equal(lookup.headers.authorization, `Bearer ${TOKEN}`)
+    } else {
+      t.equal(lookup.url, '/api/v4/projects/acme%2Fpets-ts/merge_requests?source_branch=registry%2Fpets-sdk-typescript-1&state=opened')
+      t.equal(lookup.headers['private-token'], TOKEN)
+    }
     t.equal(request.method, 'POST')
     t.equal(request.headers['content-type'], 'application/json')
     const title = 'Pets SDK: typescript SDK, build 1'
@@ -152,5 +159,44 @@ for (const provider of ['github', 'gitlab'] as const) {
     t.teardown(pushed.cleanup)
     t.ok(pushed.files.includes('src/petstore/sdk.gen.ts') && pushed.files.includes('package.json'), 'the generated TypeScript is on the branch')
     t.notOk(pushed.files.includes('README.md') && (await pushed.read('README.md')).startsWith('# output repository'), 'the base tree is replaced')
+  })
+}
+
+for (const provider of ['github', 'gitlab'] as const) {
+  t.test(`${provider}: a build retried after its pull request was opened reuses it (one POST, the same URL)`, async (t) => {
+    const root = tempDir('sdk-git-')
+    const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
+    const standIn = await startProviderStandIn(provider)
+    const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
+    t.teardown(async () => { await s.close(); await server.close(); await standIn.close(); rmSync(root, { recursive: true, force: true }) })
+    server.createBare('acme/pets-ts', 'trunk')
+    await seed(`http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-ts.git`, 'trunk')
+    const api = await createApi(s, 'Petstore', petstore('2.0.0'))
+    const sdk = await createSdk(s, [api], ['typescript'])
+    const put = await s.call({
+      method: 'PUT', url: `/v1/sdks/${sdk.id}/targets/typescript/repository`,
+      payload: { provider, url: `${server.url}/acme/pets-ts.git`, base_branch: 'trunk', api_url: provider === 'github' ? standIn.url : `${standIn.url}/api/v4`, token: TOKEN },
+    })
+    t.equal(put.statusCode, 201, put.body)
+    const [queued] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
+    const first = await waitForBuild(s, queued.id)
+    t.equal(first.status, 'succeeded', first.error)
+    const opened = first.output.pull_request.url
+
+    // The replica died after opening the pull request and before recording it: the build is found
+    // running by the next start of the runner, which runs it again (attempt 2).
+    await s.registry.builds.stop()
+    await s.registry.storage.transaction(async ({ sdks }) => {
+      await sdks.putBuild({ ...(await sdks.build(queued.id))!, status: 'running', output: null, finished_at: null, lease: { holder: 'dead-replica', until: '2000-01-01T00:00:00.000Z' } })
+    })
+    s.registry.builds.start()
+    const retried = await waitForBuild(s, queued.id)
+    t.equal(retried.status, 'succeeded', retried.error)
+    t.equal(retried.attempts, 2, 'run again')
+    t.equal(retried.output.pull_request.url, opened, 'the same pull request')
+    t.equal(retried.output.pull_request.number, first.output.pull_request.number)
+    t.same(standIn.seen.map((r) => r.method), ['GET', 'POST', 'GET'], 'one POST: the retry found the open one by its branch')
+    const logs = (await s.call({ method: 'GET', url: `/v1/builds/${queued.id}/logs` })).body
+    t.match(logs, /queued again/)
   })
 }

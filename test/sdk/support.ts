@@ -125,11 +125,15 @@ export async function waitForBuild(s: TestServer, id: string, until: (build: any
 export interface Seen { method: string; url: string; headers: IncomingMessage['headers']; body: any }
 
 /**
- * A stand-in for GitHub's or GitLab's REST API: records every request and answers the documented
- * creation response (201 with number/html_url, or iid/web_url).
+ * A stand-in for GitHub's or GitLab's REST API, as their documentation describes it: records every
+ * request; a POST opens a pull (merge) request and answers the creation response (201 with
+ * number/html_url, or iid/web_url), or, when one is already open for that head (source) branch, what
+ * the provider answers then (GitHub 422, GitLab 409); a GET of the list answers the open ones whose
+ * head (`owner:branch`) or source branch is the one asked for.
  */
 export async function startProviderStandIn(provider: 'github' | 'gitlab'): Promise<{ url: string; seen: Seen[]; close: () => Promise<void> }> {
   const seen: Seen[] = []
+  const open = new Map<string, Record<string, unknown>>()
   let next = 41
   const server: Server = createServer((request, response) => {
     let text = ''
@@ -138,11 +142,30 @@ export async function startProviderStandIn(provider: 'github' | 'gitlab'): Promi
       let body: any = null
       try { body = JSON.parse(text) } catch { body = text }
       seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body })
+      const answer = (status: number, value: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value))
+      const url = new URL(request.url ?? '/', 'http://stand-in')
+      if (request.method === 'GET') {
+        // GitHub's `head` is `owner:branch`, the owner being the repository's (/repos/{owner}/{repo}/pulls).
+        const owner = url.pathname.split('/')[2]
+        const head = url.searchParams.get('head') ?? ''
+        const wanted = provider === 'github' ? (head.startsWith(`${owner}:`) ? head.slice(owner.length + 1) : undefined) : url.searchParams.get('source_branch')
+        const state = url.searchParams.get('state')
+        const listed = state === (provider === 'github' ? 'open' : 'opened') && wanted ? open.get(wanted) : undefined
+        answer(200, listed ? [listed] : [])
+        return
+      }
+      const branch = provider === 'github' ? body.head : body.source_branch
+      if (open.has(branch)) {
+        if (provider === 'github') answer(422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for acme:${branch}.` }] })
+        else answer(409, { message: ['Another open merge request already exists for this source branch: !42'] })
+        return
+      }
       next += 1
-      const answer = provider === 'github'
+      const opened = provider === 'github'
         ? { id: 9000 + next, number: next, state: 'open', html_url: `https://github.example/acme/pets/pull/${next}` }
         : { id: 9000 + next, iid: next, state: 'opened', web_url: `https://gitlab.example/acme/pets/-/merge_requests/${next}` }
-      response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify(answer))
+      open.set(branch, opened)
+      answer(201, opened)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
