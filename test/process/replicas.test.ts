@@ -3,7 +3,8 @@
  * items 6, 7 and 14; test/support/replicas.ts): what one replica commits, the next request to another
  * sees, whether it is a resource, a version or a site's domain (kept in memory by every replica for
  * routing by Host); concurrent uploads to one API from all three give versions 1..N with no gap and no
- * duplicate; the unchanged-upload no-op holds across replicas. Needs `npm run build` first.
+ * duplicate; the unchanged-upload no-op holds across replicas; a key revoked through one replica is refused
+ * by every replica on the next request. Needs `npm run build` first.
  */
 import t from 'tap'
 import { stringify } from 'yaml'
@@ -113,5 +114,19 @@ if (postgres) {
     t.same(racing.map((answer) => answer.json().data.number), [2, 2, 2], 'all three name version 2')
     const versions = await request('GET', `/v1/apis/${api.id}/versions`)
     t.same(versions.json().data.map((version: { number: number }) => version.number), [2, 1], 'nothing else was written')
+  })
+
+  t.test('a key revoked through one replica is refused by every replica on the next request (issue 14)', async (t) => {
+    const issued = await request('POST', '/v1/keys', { body: { name: 'short-lived', role: 'read' } })
+    t.equal(issued.status, 201, issued.text)
+    const { id, api_key: secret } = issued.json().data as { id: string; api_key: string }
+    const before = await onEach(3, () => request('GET', '/v1/apis/pets', { key: secret }))
+    t.same(before.map((answer) => answer.status), [200, 200, 200], 'every replica accepts it')
+    t.equal(new Set(before.map((answer) => answer.replica)).size, 3)
+    const revoked = await request('DELETE', `/v1/keys/${id}`)
+    t.equal(revoked.status, 204, revoked.text)
+    const after = await onEach(3, () => request('GET', '/v1/apis/pets', { key: secret }))
+    t.same(after.map((answer) => answer.status), [401, 401, 401], 'every replica refuses it at once')
+    t.equal(new Set(after.map((answer) => answer.replica)).size, 3)
   })
 }

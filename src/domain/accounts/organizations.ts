@@ -181,7 +181,7 @@ export class Organizations {
     if (header === undefined) throw unauthorized()
     const remembered = this.hashOfHeader.get(header)
     const hash = remembered ?? hashOfBearer(header)
-    const actor = await this.actorOf(await this.storage.read.keys.byHash(hash))
+    const actor = this.actorOf(await this.storage.read.keys.byHashWithOrganization(hash))
     if (remembered === undefined) {
       if (this.hashOfHeader.size >= HASH_MEMO_SIZE) this.hashOfHeader.clear()
       this.hashOfHeader.set(header, hash)
@@ -191,13 +191,13 @@ export class Organizations {
 
   /** The actor of a key found by id (a console session names its key); revoked or unknown: 401. */
   async actorOfKey(keyId: string): Promise<Actor> {
-    return this.actorOf(await this.storage.read.keys.get(keyId))
+    const key = await this.storage.read.keys.get(keyId)
+    return this.actorOf(key && { key, organization: await this.storage.read.organizations.get(key.organization_id) })
   }
 
-  private async actorOf(key: KeyRecord | undefined): Promise<Actor> {
-    if (!key || key.revoked_at) throw unauthorized()
-    const organization = await this.storage.read.organizations.get(key.organization_id)
-    if (!organization) throw unauthorized()
+  private actorOf(found: { key: KeyRecord; organization: OrganizationRecord | undefined } | undefined): Actor {
+    if (!found || found.key.revoked_at || !found.organization) throw unauthorized()
+    const { key, organization } = found
     this.noteUse(key.id)
     return { organization, keyId: key.id, role: roleOf(key) }
   }

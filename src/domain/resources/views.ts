@@ -69,7 +69,7 @@ export function settableFields(resource: ResourceRecord): Record<string, unknown
 
 /** A resource as clients see it: its settings, the threshold that applies, and its current version. */
 export async function resourceView(stores: ReadStores, resource: ResourceRecord): Promise<Record<string, unknown>> {
-  const current = await stores.versions.current(resource.id)
+  const current = await stores.versions.currentOf(resource)
   const view: Record<string, unknown> = { id: resource.id, organization_id: resource.organization_id, ...settableFields(resource) }
   if (resource.kind === 'api') view.effective_blocking_severity = await effectiveSeverity(stores, resource)
   view.current = current ? versionView(current) : null

@@ -44,6 +44,11 @@ export class LmdbKeys implements KeyStore {
     return id === undefined ? undefined : this.access.get(this.db.keys, id)
   }
 
+  async byHashWithOrganization(hash: string): Promise<{ key: KeyRecord; organization: OrganizationRecord | undefined } | undefined> {
+    const key = await this.byHash(hash)
+    return key && { key, organization: this.access.get(this.db.organizations, key.organization_id) }
+  }
+
   async list(organizationId: string): Promise<KeyRecord[]> {
     // The layout has no index of keys by organization (they are few): the whole database, filtered.
     return this.access.range<KeyRecord>(this.db.keys).map(({ value }) => value)

@@ -14,6 +14,10 @@ export class LmdbVersions implements VersionStore {
     return typeof current === 'string' ? this.byId(current) : current
   }
 
+  async currentOf(resource: ResourceRecord): Promise<VersionRecord | undefined> {
+    return resource.last_number === 0 ? undefined : this.get(resource.id, resource.last_number)
+  }
+
   async get(resourceId: string, number: number): Promise<VersionRecord | undefined> {
     return this.access.get(this.db.versions, keys.version(resourceId, number))
   }

@@ -1,13 +1,21 @@
 import { RegistryError, notFound } from '../../errors.js'
 import type { KeyStore, OrganizationStore } from '../port.js'
 import type { KeyRecord, OrganizationRecord } from '../records.js'
-import { json, recordOf, recordsOf, type Sql } from './sql.js'
+import { json, recordOf, recordsOf, run, type Prepared, type Sql } from './sql.js'
+
+// Read on every request with a key (or a console session): prepared once per connection (sql.ts).
+const ORGANIZATION_BY_ID: Prepared = { name: 'organization-by-id', text: 'SELECT record FROM organizations WHERE id = $1' }
+const KEY_BY_ID: Prepared = { name: 'key-by-id', text: 'SELECT record FROM keys WHERE id = $1' }
+const KEY_BY_HASH_WITH_ORGANIZATION: Prepared = {
+  name: 'key-by-hash-with-organization',
+  text: 'SELECT k.record AS key, o.record AS organization FROM keys k LEFT JOIN organizations o ON o.id = k.organization_id WHERE k.hash = $1',
+}
 
 export class PgOrganizations implements OrganizationStore {
   constructor(private readonly sql: Sql) {}
 
   get(id: string): Promise<OrganizationRecord | undefined> {
-    return recordOf(this.sql, 'SELECT record FROM organizations WHERE id = $1', [id])
+    return recordOf(this.sql, ORGANIZATION_BY_ID, [id])
   }
 
   bySlug(slug: string): Promise<OrganizationRecord | undefined> {
@@ -35,11 +43,16 @@ export class PgKeys implements KeyStore {
   constructor(private readonly sql: Sql) {}
 
   get(id: string): Promise<KeyRecord | undefined> {
-    return recordOf(this.sql, 'SELECT record FROM keys WHERE id = $1', [id])
+    return recordOf(this.sql, KEY_BY_ID, [id])
   }
 
   byHash(hash: string): Promise<KeyRecord | undefined> {
     return recordOf(this.sql, 'SELECT record FROM keys WHERE hash = $1', [hash])
+  }
+
+  async byHashWithOrganization(hash: string): Promise<{ key: KeyRecord; organization: OrganizationRecord | undefined } | undefined> {
+    const { rows: [found] } = await run<{ key: KeyRecord; organization: OrganizationRecord | null }>(this.sql, KEY_BY_HASH_WITH_ORGANIZATION, [hash])
+    return found && { key: found.key, organization: found.organization ?? undefined }
   }
 
   list(organizationId: string): Promise<KeyRecord[]> {

@@ -1,17 +1,23 @@
 import { RegistryError, notFound } from '../../errors.js'
 import type { ResourceStore } from '../port.js'
 import type { ListFilter, Page, PageRequest, ResourceKind, ResourceRecord } from '../records.js'
-import { json, recordOf, recordsOf, type Sql } from './sql.js'
+import { json, recordOf, recordsOf, type Prepared, type Sql } from './sql.js'
+
+// Read on every request that names a resource: prepared once per connection (sql.ts).
+const RESOURCE_BY_ID: Prepared = { name: 'resource-by-id', text: 'SELECT record FROM resources WHERE id = $1' }
+const RESOURCE_BY_SLUG: Prepared = {
+  name: 'resource-by-slug', text: 'SELECT record FROM resources WHERE organization_id = $1 AND kind = $2 AND slug = $3',
+}
 
 export class PgResources implements ResourceStore {
   constructor(private readonly sql: Sql) {}
 
   get(id: string): Promise<ResourceRecord | undefined> {
-    return recordOf(this.sql, 'SELECT record FROM resources WHERE id = $1', [id])
+    return recordOf(this.sql, RESOURCE_BY_ID, [id])
   }
 
   bySlug(organizationId: string, kind: ResourceKind, slug: string): Promise<ResourceRecord | undefined> {
-    return recordOf(this.sql, 'SELECT record FROM resources WHERE organization_id = $1 AND kind = $2 AND slug = $3', [organizationId, kind, slug])
+    return recordOf(this.sql, RESOURCE_BY_SLUG, [organizationId, kind, slug])
   }
 
   async list(

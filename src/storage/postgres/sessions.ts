@@ -6,7 +6,8 @@ export class PgSessions implements SessionStore {
   constructor(private readonly sql: Sql) {}
 
   get(hash: string): Promise<SessionRecord | undefined> {
-    return recordOf(this.sql, 'SELECT record FROM sessions WHERE hash = $1', [hash])
+    // Read on every request of a console session: prepared once per connection (sql.ts).
+    return recordOf(this.sql, { name: 'session-by-hash', text: 'SELECT record FROM sessions WHERE hash = $1' }, [hash])
   }
 
   async expired(at: string, limit: number): Promise<string[]> {

@@ -37,7 +37,8 @@ export class PgSites implements SiteStore {
 
   async domainsStamp(): Promise<number> {
     // Raised by a trigger on site_domains (010_site_domain_stamp.sql) in the changing transaction.
-    const { rows: [row] } = await this.sql.query<{ stamp: string }>('SELECT stamp FROM site_domain_stamp')
+    // Read before every request is routed: prepared once per connection (sql.ts).
+    const { rows: [row] } = await this.sql.query<{ stamp: string }>({ name: 'site-domain-stamp', text: 'SELECT stamp FROM site_domain_stamp', values: [] })
     return Number(row?.stamp ?? 0)
   }
 

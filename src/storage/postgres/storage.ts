@@ -14,7 +14,7 @@ import { PgMirrorJournal } from './mirror-journal.js'
 import { PgKeys, PgOrganizations } from './organizations.js'
 import { PgResources } from './resources.js'
 import type { Sql } from './sql.js'
-import { PgVersions } from './versions.js'
+import { CommittedVersions, PgVersions } from './versions.js'
 import { PgWebhooks } from './webhooks.js'
 import { PgResults } from './results.js'
 import { PgSessions } from './sessions.js'
@@ -24,6 +24,7 @@ import { PgRepositories } from './repositories.js'
 import { PgSearch } from './search.js'
 import { PgTallies } from './tallies.js'
 import { PgSecrets } from './secrets.js'
+import { answeringUnavailable, unavailableOr } from './unavailable.js'
 import { AdvisoryLockElection } from './writer-election.js'
 
 /** The database of REGISTRY_DATABASE_URL cannot be reached or refuses us: what start-up says, without the password. */
@@ -68,7 +69,7 @@ export class PostgresStorage implements Storage {
   private constructor(private readonly url: string, private readonly pool: pg.Pool, private readonly attempts: number, laneOf?: () => string) {
     this.lanes = new Lanes(laneOf)
     this.blobs = new PgBlobStore(pool)
-    this.read = this.stores(pool, new PgMirrorJournal(pool))
+    this.read = this.stores(pool, new PgMirrorJournal(pool), new CommittedVersions())
   }
 
   /** Connects, applies the migrations this database has not run (refusing a newer schema), and answers the storage. */
@@ -87,7 +88,8 @@ export class PostgresStorage implements Storage {
       await pool.end()
       throw error
     }
-    return new PostgresStorage(url, pool, options.attempts ?? DEFAULT_ATTEMPTS, options.laneOf)
+    // From here on, a database that cannot be reached is a 503 (unavailable.ts); at start it was DatabaseUnavailable.
+    return new PostgresStorage(url, answeringUnavailable(pool), options.attempts ?? DEFAULT_ATTEMPTS, options.laneOf)
   }
 
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
@@ -96,7 +98,7 @@ export class PostgresStorage implements Storage {
 
   private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect()
+      const client = await this.pool.connect().catch((error: unknown) => { throw unavailableOr(error) })
       try {
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
         const journal = new PgMirrorJournal(client)
@@ -134,7 +136,7 @@ export class PostgresStorage implements Storage {
     await this.pool.end()
   }
 
-  private stores(sql: Sql, mirror: PgMirrorJournal): Stores {
+  private stores(sql: Sql, mirror: PgMirrorJournal, committedVersions?: CommittedVersions): Stores {
     const holders = {
       mirror,
       webhooks: new PgWebhooks(sql),
@@ -146,7 +148,7 @@ export class PostgresStorage implements Storage {
       organizations: new PgOrganizations(sql),
       keys: new PgKeys(sql),
       resources: new PgResources(sql),
-      versions: new PgVersions(sql),
+      versions: new PgVersions(sql, committedVersions),
       results: new PgResults(sql),
       sessions: new PgSessions(sql),
       sites: new PgSites(sql),
@@ -165,5 +167,5 @@ function translate(error: unknown): unknown {
   const { code, constraint } = error as { code?: string; constraint?: string }
   if (code === '23505') return new RegistryError('conflict', `already exists (${constraint})`)
   if (code === '23503') return new RegistryError('conflict', `still referenced, or refers to something missing (${constraint})`)
-  return error
+  return unavailableOr(error)
 }

@@ -1,15 +1,52 @@
+import { LRUCache } from 'lru-cache'
 import { RegistryError, notFound } from '../../errors.js'
 import type { VersionStore } from '../port.js'
 import type { Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../records.js'
-import { json, recordOf, recordsOf, type Sql } from './sql.js'
+import { json, recordOf, recordsOf, run, type Prepared, type Sql } from './sql.js'
+
+// Read for every resource shown: prepared once per connection (sql.ts).
+const CURRENT_VERSION: Prepared = {
+  name: 'current-version',
+  text: 'SELECT v.record FROM resources r JOIN versions v ON v.resource_id = r.id AND v.number = r.current_number WHERE r.id = $1',
+}
+const VERSION_TEXT: Prepared = { name: 'version-text', text: 'SELECT record::text AS record FROM versions WHERE resource_id = $1 AND number = $2' }
 import { tallyVersionWritten } from './tallies.js'
 
+/**
+ * Version records read by `currentOf`, kept as their stored text (each answer is parsed anew, so no
+ * caller shares an object with another), by resource id and number: a version never changes once
+ * committed, so nothing here can be stale, on this replica or any other.
+ */
+export class CommittedVersions {
+  private readonly texts = new LRUCache<string, string>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (text) => Math.max(1, text.length) })
+
+  get(resourceId: string, number: number): VersionRecord | undefined {
+    const text = this.texts.get(`${resourceId}/${number}`)
+    return text === undefined ? undefined : JSON.parse(text) as VersionRecord
+  }
+
+  set(resourceId: string, number: number, text: string): void {
+    this.texts.set(`${resourceId}/${number}`, text)
+  }
+}
+
 export class PgVersions implements VersionStore {
-  constructor(private readonly sql: Sql) {}
+  /** `committed`: outside transactions only (a transaction's reads must see its own state, and take part in its conflicts). */
+  constructor(private readonly sql: Sql, private readonly committed?: CommittedVersions) {}
 
   current(resourceId: string): Promise<VersionRecord | undefined> {
-    return recordOf(this.sql, `SELECT v.record FROM resources r JOIN versions v ON v.resource_id = r.id AND v.number = r.current_number
-      WHERE r.id = $1`, [resourceId])
+    return recordOf(this.sql, CURRENT_VERSION, [resourceId])
+  }
+
+  async currentOf(resource: ResourceRecord): Promise<VersionRecord | undefined> {
+    if (resource.last_number === 0) return undefined
+    if (!this.committed) return this.get(resource.id, resource.last_number)
+    const kept = this.committed.get(resource.id, resource.last_number)
+    if (kept) return kept
+    const { rows: [found] } = await run<{ record: string }>(this.sql, VERSION_TEXT, [resource.id, resource.last_number])
+    if (!found) return undefined
+    this.committed.set(resource.id, resource.last_number, found.record)
+    return JSON.parse(found.record) as VersionRecord
   }
 
   get(resourceId: string, number: number): Promise<VersionRecord | undefined> {
