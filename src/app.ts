@@ -122,6 +122,8 @@ export async function buildApp(
   app.addHook('onClose', async () => { await registry.builds.stop() })
   // Webhook deliveries are sent while the app serves: those left due by a restart go out when it is ready.
   app.addHook('onReady', (done) => { registry.deliverer.start(); done() })
+  // Repository syncs other processes left mid-sync are taken over when their leases end (closed with the registry).
+  app.addHook('onReady', (done) => { registry.repositorySync.start(); done() })
   app.addHook('onClose', async () => { await registry.deliverer.stop() })
   app.addHook('onClose', (_instance, done) => {
     metrics.untrack()

@@ -48,3 +48,24 @@ export interface RepositoryConnectionRecord {
   updated_at: string
   last_sync: LastSyncRecord | null
 }
+
+/** What asked for a sync. */
+export interface SyncRequest {
+  /** Names the request (a ULID): the runner that finishes a sync tells by it whether the lease is still its run's. */
+  id: string
+  trigger: LastSyncRecord['trigger']
+  /** The webhook delivery id, when a webhook asked. */
+  delivery: string | null
+  requested_at: string
+}
+
+/**
+ * The sync lease of one connection (issue 16, item 8), stored under its API's id while a sync of it runs
+ * or waits: at most one sync runs, held by one runner until `until` (renewed while it works), and at
+ * most one waits to run after it (`pending`: what was asked for while it ran; later asks join it).
+ */
+export interface SyncLeaseRecord {
+  api_id: string
+  running: { request: SyncRequest; holder: string; until: string } | null
+  pending: SyncRequest | null
+}

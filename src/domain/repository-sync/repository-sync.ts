@@ -3,8 +3,8 @@
  * repository, published from there by a manual sync or by the repository's push webhooks. A sync
  * fetches the branch shallow in a sync worker, bundles the file's relative `$ref`s, and publishes the
  * result through the one upload path (`Uploads.upload`, lint gate included) with `source` set to the
- * provider. Syncs run on an in-process queue, one per API at a time; every connection keeps its last
- * sync's outcome. Connections and delivery ids are on the storage port (`repositories`): every change
+ * provider. One sync per API runs at a time across every replica, under a lease claimed in the
+ * storage (sync-leases.ts); every connection keeps its last sync's outcome. Connections and delivery ids are on the storage port (`repositories`): every change
  * is one `storage.transaction`, decided on what it read through `tx`.
  */
 import { posix } from 'node:path'
@@ -12,7 +12,7 @@ import { RegistryError, invalidRequest, type ProblemItem } from '../../errors.js
 import type { SnapshotFetcher } from '../../sync/pool.js'
 import { FETCH_STEP } from '../../sync/snapshot.js'
 import type { Storage } from '../../storage/port.js'
-import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, SyncStatus } from '../../storage/records.js'
+import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, SyncRequest, SyncStatus } from '../../storage/records.js'
 import { connectionSecretRef } from '../../storage/secret-slots.js'
 import { newId, now } from '../resources/ids.js'
 import { OutboundPolicy } from '../outbound/outbound.js'
@@ -23,6 +23,7 @@ import type { Resources } from '../resources/resources.js'
 import { refuseControlCharacters } from '../outbound/stored-urls.js'
 import type { Secrets } from '../accounts/secrets.js'
 import { SyncQueue } from './sync-queue.js'
+import { SyncLeases, isLeaseLost, type LeaseGuard, type SyncLeaseOptions } from './sync-leases.js'
 import type { UploadOutcome, Uploads } from '../resources/uploads.js'
 import { REPORT_NOTHING, resourceSummary, type ReportEvent } from '../events/outbox.js'
 import {
@@ -149,7 +150,9 @@ function keptError(error: RegistryError): NonNullable<LastSyncRecord['error']> {
 }
 
 export class RepositorySync {
+  /** This process's manual syncs of one API, in arrival order (each then waits for the API's lease). */
   readonly #queue = new SyncQueue()
+  readonly #leases: SyncLeases<UploadOutcome>
 
   constructor(
     private readonly storage: Storage,
@@ -164,7 +167,25 @@ export class RepositorySync {
     private readonly log: ServerLog = STDERR_LOG,
     /** Reports `sync.failed` (a failed or blocked sync). */
     private readonly events: ReportEvent = REPORT_NOTHING,
-  ) {}
+    leases: SyncLeaseOptions = {},
+  ) {
+    this.#leases = new SyncLeases(storage, (apiId, request, guard) => this.#run(apiId, request, guard), (apiId, request, error) => {
+      // A sync asked for on another replica (or one whose caller is gone): its failure is kept as the
+      // connection's last sync, and said here, where it ran.
+      this.log.warn({ api_id: apiId, trigger: request.trigger, delivery: request.delivery, reason: String(error) },
+        'repository sync: a sync asked for elsewhere failed (see the connection\'s last_sync)')
+    }, leases)
+  }
+
+  /** Takes over syncs left by processes that stopped mid-sync (their leases ended): call once the registry serves. */
+  start(): void {
+    this.#leases.start()
+  }
+
+  /** This process's name on the sync leases it holds. */
+  get holder(): string {
+    return this.#leases.holder
+  }
 
   /** The organization's connections whose last sync failed or was blocked by the lint gate. */
   async failedSyncs(actor: Actor): Promise<RepositoryConnectionRecord[]> {
@@ -224,10 +245,10 @@ export class RepositorySync {
     })
   }
 
-  /** A manual sync: waits for the API's turn, then answers the version (or the upload's problem). */
+  /** A manual sync: waits for the API's turn (on any replica), then answers the version (or the upload's problem). */
   async sync(actor: Actor, apiId: string): Promise<UploadOutcome> {
     const connection = await this.connection(actor, apiId)
-    return this.#queue.run(connection.api_id, () => this.#run(connection.api_id, 'manual', null))
+    return this.#queue.run(connection.api_id, () => this.#leases.runNow(connection.api_id))
   }
 
   /**
@@ -255,9 +276,12 @@ export class RepositorySync {
     const branch = delivery.ref.slice('refs/heads/'.length)
     const targets = verified.filter((c) => c.branch === branch)
     for (const connection of targets) {
-      this.#queue.run(connection.api_id, () => this.#run(connection.api_id, 'webhook', delivery.delivery), { coalesce: true })
-        // The outcome is kept as the connection's last sync; nobody waits for this one, so it is reported too.
-        .catch((error: unknown) => onFailure({ apiId: connection.api_id, delivery: delivery.delivery, error }))
+      // The outcome is kept as the connection's last sync; nobody waits for this one, so a failure is
+      // reported too, as is one to ask for it (the connection removed meanwhile, a shutdown).
+      const failed = (error: unknown) => onFailure({ apiId: connection.api_id, delivery: delivery.delivery, error })
+      await this.#leases.request(connection.api_id, 'webhook', delivery.delivery, (outcome) => {
+        if (outcome.status === 'rejected') failed(outcome.reason)
+      }).catch(failed)
     }
     if (targets.length === 0) return { status: 'ignored', syncs: 0, detail: `no API is connected to branch '${branch}'` }
     return { status: 'queued', syncs: targets.length, detail: `${targets.length} sync${targets.length === 1 ? '' : 's'} queued` }
@@ -295,8 +319,11 @@ export class RepositorySync {
     }
   }
 
-  /** One sync of one API (its turn on the queue): fetch, bundle, publish, and keep the outcome. */
-  async #run(apiId: string, trigger: LastSyncRecord['trigger'], delivery: string | null): Promise<UploadOutcome> {
+  /**
+   * One sync of one API, under its lease: fetch, bundle, publish, and keep the outcome; the publish and
+   * the outcome are written only while the lease is still this run's (`guard`).
+   */
+  async #run(apiId: string, { trigger, delivery }: SyncRequest, guard: LeaseGuard): Promise<UploadOutcome> {
     const connection = await this.storage.read.repositories.get(apiId)
     const api = await this.storage.read.resources.get(apiId)
     if (!connection || !api) throw notConnected()
@@ -308,7 +335,10 @@ export class RepositorySync {
         status, trigger, delivery, started_at: started, finished_at: now(), commit, version_id: null, version_number: null, error: null,
         ...fields,
       }
-      await this.storage.transaction((tx) => tx.repositories.recordSync(apiId, connection.updated_at, lastSync))
+      await this.storage.transaction(async (tx) => {
+        await guard(tx)
+        return tx.repositories.recordSync(apiId, connection.updated_at, lastSync)
+      })
     }
     try {
       // A connection made before the policy changed is refused before any request is made.
@@ -319,10 +349,12 @@ export class RepositorySync {
         provider: connection.provider, url: connection.url, branch: connection.branch, path: connection.path, token,
       })
       commit = snapshot.commit
-      const outcome = await this.uploads.upload(api, { document: snapshot.text }, connection.provider)
+      const outcome = await this.uploads.upload(api, { document: snapshot.text }, connection.provider, guard)
       await keep(outcome.created ? 'succeeded' : 'unchanged', { version_id: outcome.version.id, version_number: outcome.version.number })
       return outcome
     } catch (error) {
+      // Another runner took the sync over: it keeps and reports the outcome, not this one.
+      if (isLeaseLost(error)) throw error
       commit ??= (error as { commit?: string | null }).commit ?? null
       // What is kept, answered and logged passes through the connection's redactor: a remote may echo its secrets.
       const redactor = connectionRedactor(connection, this.secrets)
@@ -339,9 +371,10 @@ export class RepositorySync {
     }
   }
 
-  /** Refuses new syncs, waits for the queued and running ones, then ends the sync workers. */
+  /** Refuses new syncs, waits for the queued and running ones (and those waiting after them), then ends the sync workers. */
   async close(): Promise<void> {
     await this.#queue.drain()
+    await this.#leases.close()
     await this.fetcher.close()
   }
 }

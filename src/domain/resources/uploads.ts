@@ -3,7 +3,7 @@ import { RegistryError } from '../../errors.js'
 import { parseDocumentText } from '../../documents/parse.js'
 import type { CheckResult, ConvertedFrom, DigestResult, DocumentFormat, Finding, LocatedFinding, RulesetInput } from '../../documents/types.js'
 import type { BlobStore } from '../../storage/records.js'
-import type { ReadStores, Storage } from '../../storage/port.js'
+import type { ReadStores, Storage, Stores } from '../../storage/port.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../../storage/registry-records.js'
 import { diffSummaryView, isDiffable, type Changes, type DiffSide } from '../changes/changes.js'
 import { StaleGate, withGateRetries, type CompatibilityGate } from '../changes/compatibility.js'
@@ -89,10 +89,12 @@ export class Uploads {
    * before the commit and checked again inside it: when the API's ruleset, its current version, the
    * threshold, the compatibility policy or the resource's current version changed meanwhile, the
    * document is checked again against the gates as they are now (a few times at most, then 409).
+   * `guard`, when given, runs inside the commit's transaction first and may refuse it (a repository
+   * sync's: only while it still holds its lease).
    */
-  async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload'): Promise<UploadOutcome> {
+  async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload', guard?: (tx: Stores) => Promise<void>): Promise<UploadOutcome> {
     try {
-      return await this.publish(resource, input, source)
+      return await this.publish(resource, input, source, guard)
     } catch (error) {
       if (error instanceof RegistryError && BLOCKED.has(error.code)) await this.reportBlocked(resource, source, error)
       throw error
@@ -111,7 +113,9 @@ export class Uploads {
     })
   }
 
-  private async publish(resource: ResourceRecord, input: DocumentInput, source: VersionSource): Promise<UploadOutcome> {
+  private async publish(
+    resource: ResourceRecord, input: DocumentInput, source: VersionSource, guard: ((tx: Stores) => Promise<void>) | undefined,
+  ): Promise<UploadOutcome> {
     const current = await this.storage.read.versions.current(resource.id)
     const known = this.rawDigests.get(resource.id)
     const digest = await this.documents.digest({
@@ -140,6 +144,7 @@ export class Uploads {
       // The decisions, on the state the commit is checked against: the unchanged-upload no-op, the lint
       // gate, the compatibility gate and the next number.
       return appendVersion(this.storage, resource.id, async (now, nowCurrent, tx) => {
+        await guard?.(tx)
         if (nowCurrent?.checksum === prepared.checksum) return { unchanged: nowCurrent }
         if (!(await this.sameGate(tx, now, prepared, gate)) || !this.compatibility.holds(now, nowCurrent, compatibility)) throw new StaleGate()
         return { version: this.versionRecord(now, now.last_number + 1, prepared, source) }

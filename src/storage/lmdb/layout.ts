@@ -183,6 +183,10 @@ export const REPOSITORY_DATABASES = {
   webhookDeliveries: 'webhook-deliveries',
   /** [time first seen (ms), provider, delivery id] → null: oldest first, so the deliveries stay bounded */
   webhookDeliveryOrder: 'webhook-delivery-order',
+  /** api id → SyncLeaseRecord: the sync of the connection running (on whose lease) and the one waiting */
+  syncLeases: 'repository-sync-leases',
+  /** [due (RFC 3339), api id] → null: the sync leases by when a runner may claim them (features/repositories.ts `syncLeaseDue`) */
+  syncLeaseDue: 'repository-sync-due',
 } as const
 
 export const repositoryKeys = {
@@ -191,6 +195,9 @@ export const repositoryKeys = {
   repositoryRange: (url: string) => ({ start: [url], end: [url, '\uffff'] }),
   webhookDelivery: (provider: string, id: string) => [provider, id],
   webhookDeliveryOrder: (at: number, provider: string, id: string) => [at, provider, id],
+  syncLeaseDue: (due: string, apiId: string) => [due, apiId],
+  /** The sync leases due at or before `at`, oldest first. */
+  syncLeaseDueBy: (at: string) => ({ start: [''], end: [at, '\uffff'] }),
 }
 
 // ---------------------------------------------------------------- console sessions (issue 17)

@@ -1,8 +1,8 @@
 import { RegistryError, notFound } from '../../errors.js'
 import { repositoryKeys } from './layout.js'
-import { MAX_DELIVERIES } from '../features/repositories.js'
+import { MAX_DELIVERIES, syncLeaseDue } from '../features/repositories.js'
 import type { RepositoryStore } from '../port.js'
-import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, ResourceRecord } from '../records.js'
+import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, ResourceRecord, SyncLeaseRecord } from '../records.js'
 import type { LmdbEnvironment, RepositoryDatabases } from './databases.js'
 import type { LmdbAccess } from './transaction-view.js'
 
@@ -11,7 +11,8 @@ import type { LmdbAccess } from './transaction-view.js'
  * `REPOSITORY_DATABASES` in layout.ts), read and written with their keys as they were:
  * `repository-connections` (api id → connection), `repository-branches` ([normalized url, branch, api id]
  * → null), `webhook-deliveries` ([provider, id] → ms first seen) and `webhook-delivery-order` ([ms,
- * provider, id] → null).
+ * provider, id] → null); and, since issue 16, `repository-sync-leases` (api id → sync lease) with
+ * `repository-sync-due` ([due, api id] → null).
  */
 export class LmdbRepositories implements RepositoryStore {
   private readonly db: RepositoryDatabases
@@ -58,6 +59,33 @@ export class LmdbRepositories implements RepositoryStore {
     if (!connection) return false
     this.access.remove(this.db.repositoryBranches, branchKey(connection))
     this.access.remove(this.db.repositoryConnections, apiId)
+    await this.removeSyncLease(apiId)
+    return true
+  }
+
+  async syncLease(apiId: string): Promise<SyncLeaseRecord | undefined> {
+    return this.access.get(this.db.syncLeases, apiId)
+  }
+
+  async nextSync(at: string): Promise<SyncLeaseRecord | undefined> {
+    const [first] = this.access.range(this.db.syncLeaseDue, { ...repositoryKeys.syncLeaseDueBy(at), limit: 1 })
+    return first && this.syncLease((first.key as string[])[1])
+  }
+
+  async putSyncLease(lease: SyncLeaseRecord): Promise<void> {
+    const due = syncLeaseDue(lease)
+    if (!(await this.get(lease.api_id))) throw notFound('repository connection')
+    const before = await this.syncLease(lease.api_id)
+    if (before) this.access.remove(this.db.syncLeaseDue, repositoryKeys.syncLeaseDue(syncLeaseDue(before), before.api_id))
+    this.access.put(this.db.syncLeases, lease.api_id, lease)
+    this.access.put(this.db.syncLeaseDue, repositoryKeys.syncLeaseDue(due, lease.api_id), null)
+  }
+
+  async removeSyncLease(apiId: string): Promise<boolean> {
+    const lease = await this.syncLease(apiId)
+    if (!lease) return false
+    this.access.remove(this.db.syncLeaseDue, repositoryKeys.syncLeaseDue(syncLeaseDue(lease), apiId))
+    this.access.remove(this.db.syncLeases, apiId)
     return true
   }
 

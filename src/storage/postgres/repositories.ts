@@ -1,10 +1,13 @@
 import { RegistryError, notFound } from '../../errors.js'
-import { MAX_DELIVERIES } from '../features/repositories.js'
+import { MAX_DELIVERIES, syncLeaseDue } from '../features/repositories.js'
 import type { RepositoryStore } from '../port.js'
-import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider } from '../records.js'
+import type { LastSyncRecord, RepositoryConnectionRecord, RepositoryProvider, SyncLeaseRecord } from '../records.js'
 import { json, recordOf, recordsOf, type Sql } from './sql.js'
 
-/** The repositories section on PostgreSQL: `repository_connections` and `repository_webhook_deliveries` (007_repositories.sql). */
+/**
+ * The repositories section on PostgreSQL: `repository_connections` and `repository_webhook_deliveries`
+ * (007_repositories.sql), `repository_sync_leases` (011_repository_sync_leases.sql).
+ */
 export class PgRepositories implements RepositoryStore {
   constructor(private readonly sql: Sql) {}
 
@@ -18,6 +21,33 @@ export class PgRepositories implements RepositoryStore {
 
   list(organizationId: string): Promise<RepositoryConnectionRecord[]> {
     return recordsOf(this.sql, 'SELECT record FROM repository_connections WHERE organization_id = $1 ORDER BY api_id', [organizationId])
+  }
+
+  syncLease(apiId: string): Promise<SyncLeaseRecord | undefined> {
+    return recordOf(this.sql, 'SELECT record FROM repository_sync_leases WHERE api_id = $1', [apiId])
+  }
+
+  nextSync(at: string): Promise<SyncLeaseRecord | undefined> {
+    // SKIP LOCKED: a lease another replica's claim holds is passed over rather than waited for; the lock
+    // lasts until this transaction ends, so the claimer that took it is the one that writes it.
+    return recordOf(this.sql, `SELECT record FROM repository_sync_leases WHERE due <= $1 COLLATE "C"
+      ORDER BY due, api_id LIMIT 1 FOR UPDATE SKIP LOCKED`, [at])
+  }
+
+  async putSyncLease(lease: SyncLeaseRecord): Promise<void> {
+    const due = syncLeaseDue(lease)
+    // The connection's row is the lease's parent (a foreign key): without it, 404 rather than a constraint error.
+    const { rowCount } = await this.sql.query('SELECT 1 FROM repository_connections WHERE api_id = $1', [lease.api_id])
+    if (!rowCount) throw notFound('repository connection')
+    await this.sql.query(
+      `INSERT INTO repository_sync_leases (api_id, due, record) VALUES ($1, $2, $3)
+       ON CONFLICT (api_id) DO UPDATE SET due = excluded.due, record = excluded.record`,
+      [lease.api_id, due, json(lease)])
+  }
+
+  async removeSyncLease(apiId: string): Promise<boolean> {
+    const { rowCount } = await this.sql.query('DELETE FROM repository_sync_leases WHERE api_id = $1', [apiId])
+    return rowCount === 1
   }
 
   async put(connection: RepositoryConnectionRecord, expectedVersion?: string | null): Promise<boolean> {

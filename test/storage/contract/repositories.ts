@@ -2,7 +2,9 @@
 import type { Test } from 'tap'
 import { newId } from '../../../src/domain/resources/ids.js'
 import type { Storage } from '../../../src/storage/port.js'
-import type { LastSyncRecord, OrganizationRecord, RepositoryConnectionRecord, ResourceRecord } from '../../../src/storage/records.js'
+import type {
+  LastSyncRecord, OrganizationRecord, RepositoryConnectionRecord, ResourceRecord, SyncLeaseRecord, SyncRequest,
+} from '../../../src/storage/records.js'
 import { organization, resource, type OpenStorage } from './contract.js'
 
 const notFound = { code: 'not_found' }
@@ -44,7 +46,25 @@ function lastSync(status: LastSyncRecord['status']): LastSyncRecord {
   }
 }
 
+const T_ANY = '2030-01-01T00:01:00.000Z'
+const LATER = '2030-01-01T00:05:00.000Z'
+
 const ids = (connections: RepositoryConnectionRecord[]) => connections.map((c) => c.api_id)
+
+const asked = (requestedAt: string, trigger: SyncRequest['trigger'] = 'webhook'): SyncRequest =>
+  ({ id: newId(), trigger, delivery: trigger === 'webhook' ? newId() : null, requested_at: requestedAt })
+
+/** What a runner does (src/domain/repository-sync/sync-leases.ts): the lease due first at `at`, taken for `holder` until a minute later. */
+function claimSyncAt(storage: Storage, holder: string, at: string): Promise<SyncLeaseRecord | undefined> {
+  return storage.transaction(async (tx) => {
+    const lease = await tx.repositories.nextSync(at)
+    if (!lease) return undefined
+    const request = lease.pending ?? lease.running!.request
+    const taken: SyncLeaseRecord = { api_id: lease.api_id, running: { request, holder, until: new Date(Date.parse(at) + 60_000).toISOString() }, pending: null }
+    await tx.repositories.putSyncLease(taken)
+    return taken
+  })
+}
 
 export function repositoryContract(t: Test, open: OpenStorage): void {
   t.test('repositories: one connection per API, replaced in place, found by repository and by organization', async (t) => {
@@ -210,5 +230,82 @@ export function repositoryContract(t: Test, open: OpenStorage): void {
     for (let i = 0; i < 5; i++) again.push(await storage.transaction((tx) => tx.repositories.claimDelivery('gitlab', `d${i}`, 3000 + i, 100)))
     t.same(again, [true, true, false, false, false])
     t.equal(await storage.transaction((tx) => tx.repositories.claimDelivery('github', 'same', 4000, 100)), true, 'forgotten')
+  })
+
+  t.test('repositories: sync leases: one per connection, due when the running one ends or, with none running, at once; gone with the connection', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const [a, b, c] = [await withApi(storage, acme, 'a'), await withApi(storage, acme, 'b'), await withApi(storage, acme, 'c')]
+    for (const api of [a, b]) await storage.transaction((tx) => tx.repositories.put(connection(api, `github.com/acme/${api.name}`)))
+    const read = storage.read.repositories
+    t.equal(await read.syncLease(a.id), undefined, 'none before a sync is asked for')
+    t.equal(await read.nextSync('2099-01-01T00:00:00.000Z'), undefined, 'nothing to claim')
+
+    const running: SyncLeaseRecord = {
+      api_id: a.id, running: { request: asked('2030-01-01T00:00:00.000Z', 'manual'), holder: 'runner-a', until: '2030-01-01T00:01:00.000Z' }, pending: null,
+    }
+    const waiting: SyncLeaseRecord = { api_id: b.id, running: null, pending: asked('2030-01-01T00:00:30.000Z') }
+    await storage.transaction(async (tx) => {
+      await tx.repositories.putSyncLease(running)
+      await tx.repositories.putSyncLease(waiting)
+      t.same(await tx.repositories.syncLease(a.id), running, 'a transaction reads its own writes')
+    })
+    t.same(await read.syncLease(a.id), running, 'kept as given')
+    t.same(await read.syncLease(b.id), waiting)
+    t.equal(await read.nextSync('2030-01-01T00:00:29.999Z'), undefined, 'neither is due yet')
+    t.same(await read.nextSync('2030-01-01T00:00:30.000Z'), waiting, 'one waiting with none running: due when it was asked for')
+    t.same(await read.nextSync('2030-01-01T00:05:00.000Z'), waiting, 'the one due first')
+
+    // A sync asked for while one runs waits after it: not due before the running one's lease ends.
+    const both: SyncLeaseRecord = { ...running, pending: asked('2030-01-01T00:00:10.000Z') }
+    await storage.transaction(async (tx) => {
+      await tx.repositories.removeSyncLease(b.id)
+      await tx.repositories.putSyncLease(both)
+    })
+    t.equal(await read.nextSync('2030-01-01T00:00:59.999Z'), undefined, 'while its lease lasts, its holder runs the waiting one after it')
+    t.same(await read.nextSync('2030-01-01T00:01:00.000Z'), both, 'due at the instant the lease ends')
+    const renewed: SyncLeaseRecord = { ...both, running: { ...both.running!, until: '2030-01-01T00:02:00.000Z' } }
+    await storage.transaction((tx) => tx.repositories.putSyncLease(renewed))
+    t.equal(await read.nextSync('2030-01-01T00:01:30.000Z'), undefined, 'a renewal moves when it is due')
+    t.same(await read.nextSync('2030-01-01T00:02:00.000Z'), renewed)
+
+    await t.rejects(storage.transaction((tx) => tx.repositories.putSyncLease({ api_id: c.id, running: null, pending: asked(T_ANY) })), notFound,
+      'an API without a connection has no sync lease')
+    await t.rejects(storage.transaction((tx) => tx.repositories.putSyncLease({ api_id: a.id, running: null, pending: null })), /running or a waiting/,
+      'a lease holds a sync')
+    t.same(await read.syncLease(a.id), renewed, 'left as it was')
+    t.equal(await read.syncLease(c.id), undefined)
+
+    t.equal(await storage.transaction((tx) => tx.repositories.removeSyncLease(a.id)), true, 'released')
+    t.equal(await storage.transaction((tx) => tx.repositories.removeSyncLease(a.id)), false, 'already gone')
+    t.equal(await read.nextSync('2099-01-01T00:00:00.000Z'), undefined, 'nothing left to claim')
+
+    await storage.transaction((tx) => tx.repositories.putSyncLease(waiting))
+    t.equal(await storage.transaction((tx) => tx.repositories.remove(b.id)), true, 'the connection removed')
+    t.equal(await read.syncLease(b.id), undefined, 'its lease with it')
+    t.equal(await read.nextSync('2099-01-01T00:00:00.000Z'), undefined, 'and no longer due')
+  })
+
+  t.test('repositories: a due sync lease is claimed by one of two concurrent claimers; a live one by none', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const api = await withApi(storage, acme, 'shop')
+    await storage.transaction((tx) => tx.repositories.put(connection(api, 'github.com/acme/shop')))
+    const pending = asked('2030-01-01T00:00:00.000Z')
+    await storage.transaction((tx) => tx.repositories.putSyncLease({ api_id: api.id, running: null, pending }))
+
+    const race = await Promise.allSettled([claimSyncAt(storage, 'runner-a', T_ANY), claimSyncAt(storage, 'runner-b', T_ANY)])
+    for (const outcome of race) if (outcome.status === 'rejected') t.match(outcome.reason, conflict, 'a claim that lost too often is told conflict')
+    const winners = race.flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value ? [outcome.value.running!.holder] : []))
+    t.equal(winners.length, 1, 'exactly one of two concurrent runners claims the waiting sync')
+    const claimed = (await storage.read.repositories.syncLease(api.id))!
+    t.same(claimed, { api_id: api.id, running: { request: pending, holder: winners[0], until: '2030-01-01T00:02:00.000Z' }, pending: null },
+      'it runs the waiting sync under the winner\'s lease')
+
+    t.equal(await claimSyncAt(storage, 'runner-c', '2030-01-01T00:01:59.999Z'), undefined, 'nobody claims it while the lease lasts')
+    const again = await Promise.allSettled([claimSyncAt(storage, 'runner-c', LATER), claimSyncAt(storage, 'runner-d', LATER)])
+    const retakers = again.flatMap((outcome) => (outcome.status === 'fulfilled' && outcome.value ? [outcome.value.running!.holder] : []))
+    t.equal(retakers.length, 1, 'an ended lease is taken over exactly once')
+    t.match(await storage.read.repositories.syncLease(api.id), { running: { request: pending, holder: retakers[0] } }, 'the interrupted sync runs again')
   })
 }
