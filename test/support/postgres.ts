@@ -18,6 +18,9 @@ export interface PostgresServer {
   readonly socketDirectory: string
   /** A new, empty database; answers its connection URL. */
   createDatabase(): Promise<string>
+  /** Stops the server as an outage would (every session ends), keeping its data; `resume` starts it again. */
+  pause(): void
+  resume(): void
   stop(): Promise<void>
 }
 
@@ -56,8 +59,9 @@ export async function startPostgres(): Promise<PostgresServer> {
     `-k ${directory}`, "-c listen_addresses=''", '-p 5432', '-c fsync=off', '-c synchronous_commit=off',
     '-c full_page_writes=off', '-c shared_buffers=32MB', '-c max_connections=60',
   ]
+  const start = () => run('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '60', '-o', settings.join(' '), 'start'], user)
   try {
-    run('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '60', '-o', settings.join(' '), 'start'], user)
+    start()
   } catch (error) {
     const output = existsSync(log) ? readFileSync(log, 'utf8') : ''
     rmSync(directory, { recursive: true, force: true })
@@ -77,6 +81,8 @@ export async function startPostgres(): Promise<PostgresServer> {
       }
       return url(name)
     },
+    pause: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'], user),
+    resume: start,
     async stop() {
       // Immediate: the data is thrown away, so there is nothing to write out.
       spawnSync(join(POSTGRES_BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop'], { ...user })

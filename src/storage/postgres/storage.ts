@@ -24,6 +24,7 @@ import { PgRepositories } from './repositories.js'
 import { PgSearch } from './search.js'
 import { PgTallies } from './tallies.js'
 import { PgSecrets } from './secrets.js'
+import { answeringUnavailable, unavailableOr } from './unavailable.js'
 import { AdvisoryLockElection } from './writer-election.js'
 
 /** The database of REGISTRY_DATABASE_URL cannot be reached or refuses us: what start-up says, without the password. */
@@ -87,7 +88,8 @@ export class PostgresStorage implements Storage {
       await pool.end()
       throw error
     }
-    return new PostgresStorage(url, pool, options.attempts ?? DEFAULT_ATTEMPTS, options.laneOf)
+    // From here on, a database that cannot be reached is a 503 (unavailable.ts); at start it was DatabaseUnavailable.
+    return new PostgresStorage(url, answeringUnavailable(pool), options.attempts ?? DEFAULT_ATTEMPTS, options.laneOf)
   }
 
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
@@ -96,7 +98,7 @@ export class PostgresStorage implements Storage {
 
   private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect()
+      const client = await this.pool.connect().catch((error: unknown) => { throw unavailableOr(error) })
       try {
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
         const journal = new PgMirrorJournal(client)
@@ -165,5 +167,5 @@ function translate(error: unknown): unknown {
   const { code, constraint } = error as { code?: string; constraint?: string }
   if (code === '23505') return new RegistryError('conflict', `already exists (${constraint})`)
   if (code === '23503') return new RegistryError('conflict', `still referenced, or refers to something missing (${constraint})`)
-  return error
+  return unavailableOr(error)
 }
