@@ -43,6 +43,11 @@ export interface Config {
   outboundHosts: string[]
   /** Longest attempt to deliver a webhook (REGISTRY_WEBHOOK_TIMEOUT_MS). */
   webhookTimeoutMs: number
+  /**
+   * REGISTRY_LEASE_SECONDS, in ms: how long an SDK build's or a repository sync's claim holds without
+   * renewal, so how soon another replica takes over the work of one that died.
+   */
+  leaseMs: number
 }
 
 /** REGISTRY_TRUST_PROXY as Fastify takes it: no proxy, every peer, a hop count, or addresses and subnets. */
@@ -182,5 +187,8 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     referenceSplitBytes: size('REGISTRY_REFERENCE_SPLIT', env.REGISTRY_REFERENCE_SPLIT, '1mb'),
     outboundHosts: parseOutboundHosts(env.REGISTRY_OUTBOUND_HOSTS),
     webhookTimeoutMs: integer('REGISTRY_WEBHOOK_TIMEOUT_MS', env.REGISTRY_WEBHOOK_TIMEOUT_MS, 10_000, 100, 60_000),
+    // At least 3 s: a claim is renewed every third of its length, and a renewal late by more than the
+    // other two thirds (a busy machine) hands live work to another replica, which runs it again.
+    leaseMs: integer('REGISTRY_LEASE_SECONDS', env.REGISTRY_LEASE_SECONDS, 60, 3, 3600) * 1000,
   }
 }

@@ -38,7 +38,7 @@ import { SecretKeyring } from '../storage/secret-keyring.js'
 import { openSecretKeys, secretKeySetting } from '../secret-key-source.js'
 
 export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutMs' | 'lintMemoryMb' | 'documentCacheBytes'>
-  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes' | 'fairness' | 'webhookTimeoutMs' | 'databaseUrl'>>
+  & Partial<Pick<Config, 'workerMaxRuns' | 'workerMaxHeapMb' | 'outboundHosts' | 'referenceSplitBytes' | 'fairness' | 'webhookTimeoutMs' | 'databaseUrl' | 'leaseMs'>>
   & {
     /** The keys that seal the secrets the registry keeps; default: the ones the environment names (secret-key-source.ts). */
     secretKeys?: SecretKeyring
@@ -104,6 +104,8 @@ export class Registry {
     events: { timeoutMs?: number } = {},
     /** The documents' blobs; default: the storage's (a test may put a faulty one in between). */
     readonly blobs: BlobStore = storage.blobs,
+    /** How long a build's or a sync's claim holds without renewal (REGISTRY_LEASE_SECONDS; default 60 s). */
+    leaseMs?: number,
   ) {
     this.organizations = new Organizations(storage)
     this.sessions = new Sessions(storage, this.organizations)
@@ -128,13 +130,13 @@ export class Registry {
     this.webhooks = new WebhookEndpoints(storage, this.secrets, outbound)
     // Events are written by commits in this process and in others: each commit looks at the outbox.
     storage.onCommit(() => this.deliverer.nudge())
-    this.builds = new BuildRunner(storage, this.sdks, this.versions, { outbound, log: this.log, secrets: this.secrets, events: report })
+    this.builds = new BuildRunner(storage, this.sdks, this.versions, { outbound, log: this.log, secrets: this.secrets, events: report, leaseMs })
     // An API an SDK attaches is not deleted (409), decided in the delete's transaction.
     this.resources.deleteHooks.push(async (tx, resource) => {
       if (resource.kind === 'api') refuseAttachedApiDelete(resource, await tx.sdks.sdksUsingApi(resource.id))
     })
     this.repositorySync = new RepositorySync(storage, this.resources, this.uploads,
-      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log, report)
+      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log, report, { leaseMs })
     // An API's delete removes its repository connection in the delete's transaction.
     this.resources.deleteHooks.push(async (tx, resource) => { if (resource.kind === 'api') await tx.repositories.remove(resource.id) })
     this.referenceParts = new ReferenceParts(blobs, new ReferenceWorkers({ memoryMb: reference.memoryMb ?? 4096 }), {
@@ -165,7 +167,7 @@ export class Registry {
     const blobs = wrap.blobs?.(storage.blobs) ?? storage.blobs
     const registry = new Registry(storage, documents, metrics, outbound, {
       splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,
-    }, secretKeys, { timeoutMs: options.webhookTimeoutMs }, blobs)
+    }, secretKeys, { timeoutMs: options.webhookTimeoutMs }, blobs, options.leaseMs)
     // The port's journaled commits nudge the writer (Mirror hears them).
     registry.mirror = new Mirror(storage, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
     return registry

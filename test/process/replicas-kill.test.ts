@@ -10,8 +10,8 @@
  * A write whose replica died under it gets no answer (502 from the proxy, or its connection cut): the
  * client cannot know whether it committed, so it may or may not be there, and the test allows both; it
  * requires only that it is there at most once, and that nothing the clients never sent, or were
- * refused, is. Rounds are counted in acknowledged writes, not in seconds. An SDK build whose replica died
- * is covered by test/sdk/replicas.test.ts (a dead replica's build retried after its lease ends).
+ * refused, is. Rounds are counted in acknowledged writes, not in seconds. An SDK build or a sync whose
+ * replica died is covered by test/process/replicas-leases.test.ts (run again after its lease ends).
  * Needs `npm run build` first.
  */
 import { rmSync } from 'node:fs'

@@ -108,6 +108,7 @@ t.test('bad configuration: the variable, what it must be and what it was', async
     [{ PORT: 'eighty' }, 'bad configuration: PORT must be an integer from 0 to 65535, got eighty'],
     [{ REGISTRY_BODY_LIMIT: 'lots' }, 'bad configuration: REGISTRY_BODY_LIMIT must be a size such as 64mb, 512kb or a number of bytes, got lots'],
     [{ LOG_LEVEL: 'loud' }, 'bad configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got loud'],
+    [{ REGISTRY_LEASE_SECONDS: '1' }, 'bad configuration: REGISTRY_LEASE_SECONDS must be an integer from 3 to 3600, got 1'],
   ]
   for (const [env, expected] of cases) {
     const message = fatalLine(t, await run(['dist/server.js'], { REGISTRY_STORAGE: storage, ...env }))
