@@ -540,7 +540,8 @@ async function storageFigure() {
 /**
  * Issue 16's figures: the same registry on PostgreSQL (a throwaway local server, as the tests start one)
  * against LMDB in the same run: `GET /v1/apis/{api}` requests/s (target: at least half LMDB's rate) and
- * the median time of an upload of a new version of the mid-size document.
+ * the median time of an upload of a new version of the mid-size document; then figure 16c on the same
+ * server.
  */
 async function postgresFigures(upload: Upload) {
   const { startPostgres } = await import('../test/support/postgres.js')
@@ -572,8 +573,57 @@ async function postgresFigures(upload: Upload) {
     row(`16b. upload of a new version (${Math.round(upload.body.length / 1024)} KB) on PostgreSQL vs on LMDB, median ms`, postgres.upload, lmdb.upload, 'ms', 'reported', () => true)
     await lmdb.server.stop()
     await postgres.server.stop()
+    await replicaFigure(database)
   } finally {
     await database.stop()
+  }
+}
+
+/**
+ * Figure 16c: `GET /v1/apis/{api}` requests/s through the tests' round-robin proxy
+ * (test/support/replicas.ts) with three registry replicas on one PostgreSQL database behind it, against
+ * one of them alone behind the same proxy (the two others taken out of its rotation, still running),
+ * alternated in one run. No target: on a machine whose cores the load generator, the proxy, PostgreSQL
+ * and the replicas already share, three replicas cannot add CPU, so the ratio shows only whether
+ * spreading the requests costs anything (each replica's stamp checks, its own pool, colder caches).
+ */
+async function replicaFigure(database: import('../test/support/postgres.js').PostgresServer) {
+  const { startReplicas } = await import('../test/support/replicas.js')
+  const teardowns: (() => unknown)[] = []
+  // Every client of the bench has one key: the replicas' per-key rate limit is lifted, as startRegistry does.
+  const cluster = await startReplicas({ teardown: (fn) => { teardowns.push(fn) } }, database, { env: { REGISTRY_RATE_LIMIT: '1000000000' } })
+  try {
+    log('replicas: three registries on one database behind a round-robin proxy')
+    const created = await cluster.request('POST', '/v1/apis', { body: { name: 'Bench replicas' } })
+    if (created.status !== 201) throw new Error(`replicas: create answered ${created.status}`)
+    const url = `${cluster.url}/v1/apis/${created.json().data.id}`
+    const headers = { authorization: `Bearer ${cluster.key}` }
+    // What spreading costs the database: statements per request (each read statement runs outside a
+    // transaction, so it is one of pg_stat_database's commits). An idle backend flushes its last
+    // second's counts only 10 s later (PostgreSQL 15's PGSTAT_IDLE_INTERVAL): each round waits 11 s
+    // after its load, so that none of its statements are counted in the next round.
+    const { default: pg } = await import('pg')
+    const stats = new pg.Client({ connectionString: cluster.databaseUrl })
+    await stats.connect()
+    teardowns.push(() => stats.end())
+    const commits = async () => Number((await stats.query('SELECT pg_stat_force_next_flush(), xact_commit FROM pg_stat_database WHERE datname = current_database()')).rows[0].xact_commit)
+    const statements: Record<number, number[]> = { 1: [], 3: [] }
+    const behindTheProxy = (count: number) => async () => {
+      for (const replica of cluster.replicas) replica.up = replica.index < count
+      const before = await commits()
+      const result = await load(url, { headers, seconds: 4 })
+      await new Promise((resolve) => setTimeout(resolve, 11_000))
+      statements[count]?.push((await commits() - before) / (result.rps * 4))
+      return result
+    }
+    await behindTheProxy(3)() // warms every replica's pool and prepared statements
+    statements[3] = []
+    const reads = await compareThroughput(behindTheProxy(3), behindTheProxy(1))
+    log(`  rounds: ${reads.rounds}`)
+    log(`  database statements per request: three replicas ${statements[3].map((n) => n.toFixed(2)).join(' / ')}; one ${statements[1].map((n) => n.toFixed(2)).join(' / ')}`)
+    row('16c. GET /v1/apis/{api} through a proxy, three PostgreSQL replicas vs one, requests/s', reads.registry, reads.baseline, 'req/s', 'reported', () => true)
+  } finally {
+    for (const teardown of teardowns.reverse()) await teardown()
   }
 }
 

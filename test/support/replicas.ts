@@ -9,7 +9,6 @@
 import { request as httpRequest, createServer, Agent, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { rmSync } from 'node:fs'
-import type { Test } from 'tap'
 import { tempDir } from '../temp.js'
 import { startServer, type RunningServer } from '../process/spawn.js'
 import type { PostgresServer } from './postgres.js'
@@ -67,6 +66,11 @@ export interface Replicas {
  */
 export const replicaApplicationName = (index: number): string => `registry-replica-${index}`
 
+/** What the replicas end with: a tap test, or the bench (which runs them outside tap). */
+export interface Teardowns {
+  teardown(fn: () => unknown): void
+}
+
 export interface ReplicaOptions {
   /** How many registry processes (default 3). */
   count?: number
@@ -78,11 +82,12 @@ const KEY = `sk_${'r'.repeat(43)}`
 const SECRET_KEY = Buffer.alloc(32, 7).toString('base64')
 
 /**
- * Starts `count` replicas on a new database of `postgres` and the proxy; all of it ends with the test.
+ * Starts `count` replicas on a new database of `postgres` and the proxy; all of it ends with the test
+ * (or with whatever `t` stands for).
  * The replicas start together (the migrations run once under their lock; the bootstrap creates one
  * `default` organization whatever the order).
  */
-export async function startReplicas(t: Test, postgres: PostgresServer, options: ReplicaOptions = {}): Promise<Replicas> {
+export async function startReplicas(t: Teardowns, postgres: PostgresServer, options: ReplicaOptions = {}): Promise<Replicas> {
   const databaseUrl = await postgres.createDatabase()
   const env = {
     REGISTRY_DATABASE_URL: databaseUrl, REGISTRY_BOOTSTRAP_KEY: KEY, REGISTRY_SECRET_KEY: SECRET_KEY, ...options.env,
