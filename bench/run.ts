@@ -379,10 +379,17 @@ async function lintedUploads(registry: Started, apiId: string, docs: ReturnType<
   const uploading = timed(() => request(base, 'POST', `/v1/apis/${linted.id}/spec`, large2.body, large2.contentType))
   await new Promise((resolve) => setTimeout(resolve, 3000))
   const busyP99 = await probeP99()
-  const [largeMs] = await uploading
-  if (largeMs < 20_000) log(`  (the 5 MB upload took only ${Math.round(largeMs)} ms: part of the latency probe ran after it)`)
+  const [probedMs] = await uploading
+  if (probedMs < 20_000) log(`  (the 5 MB upload under the probe took only ${Math.round(probedMs)} ms: part of the latency probe ran after it)`)
   const peak = peakRssMb(registry.child.pid!)
-  const [largeInProcess] = await validateAndLintMs([large2])
+  // 4c on an upload of its own (to an API of its own, so that 19.2's next version still changes one
+  // operation of large2), with nothing else asking the server for anything, as its in-process baseline
+  // runs: figure 5's probe took CPU from the lint it overlapped whenever the cores were busy. After the
+  // peak is read, so that figure 8 is still one 5 MB lint's.
+  const large1 = docs.large(3)
+  const alone = (await request(base, 'POST', '/v1/apis', JSON.stringify({ name: 'Linted alone', ruleset_id: ruleset.id }))).json().data
+  const [largeMs] = await timed(() => request(base, 'POST', `/v1/apis/${alone.id}/spec`, large1.body, large1.contentType))
+  const [largeInProcess] = await validateAndLintMs([large1])
   row('4c. new version with a ruleset (5 MB), ms', largeMs, largeInProcess, 'ms', '≤ 1.2×', (r) => r <= 1.2)
   const largeCached = await cachedMs(large2)
   row('4d. same content to other APIs (5 MB), median, ms', largeCached, largeMs, 'ms', '≤ 0.1× of 4c', (r) => r <= 0.1)
