@@ -100,7 +100,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List apis: by name, paged, optionally searched by name */
+        /** List APIs: by name, paged, optionally searched by name */
         get: operations["getApis"];
         put?: never;
         /** Create an API */

@@ -99,7 +99,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
     registry.resources.require(actorOf(request), kind, (request.params as Record<string, string>)[k.param])
 
   app.get(collection, {
-    schema: { tags, security, summary: `List ${k.plural}: by name, paged, optionally searched by name`, querystring: ListQuery, response: { 200: List(k.object), ...errors(400, 401) } },
+    schema: { tags, security, summary: `List ${kind === 'api' ? 'APIs' : k.plural}: by name, paged, optionally searched by name`, querystring: ListQuery, response: { 200: List(k.object), ...errors(400, 401) } },
   }, async (request) => {
     const { page, limit, q, sort } = request.query as { page?: number; limit?: number; q?: string; sort?: string }
     const result = await registry.resources.list(actorOf(request), kind, toPageRequest(page, limit), { nameContains: q?.trim() || undefined, descending: sort === '-name' })
