@@ -1,4 +1,4 @@
-/** The sync queue: one job per API at a time, coalescing of waiting webhook jobs, drain. */
+/** The sync queue: one job per API at a time, drain. */
 import t from 'tap'
 import { SyncQueue } from '../../src/domain/repository-sync/sync-queue.js'
 import { RegistryError } from '../../src/errors.js'
@@ -29,21 +29,6 @@ t.test('a failing job does not stop the next one', async (t) => {
   const next = queue.run('a', async () => 'ran')
   await t.rejects(failed, /boom/)
   t.equal(await next, 'ran')
-})
-
-t.test('coalescible jobs join one that is still waiting, not one that runs', async (t) => {
-  const queue = new SyncQueue()
-  const running = gate()
-  let runs = 0
-  const work = async () => { runs += 1; await running.opened; return runs }
-  const first = queue.run('a', work, { coalesce: true })
-  await new Promise((resolve) => setImmediate(resolve))
-  const second = queue.run('a', work, { coalesce: true })
-  const third = queue.run('a', work, { coalesce: true })
-  t.equal(second, third, 'the third joins the waiting second')
-  running.open()
-  t.same(await Promise.all([first, second, third]), [1, 2, 2])
-  t.equal(runs, 2)
 })
 
 t.test('drain waits for queued jobs and refuses new ones', async (t) => {

@@ -2,31 +2,19 @@ import { RegistryError } from '../../errors.js'
 
 /**
  * The in-process queue syncs run on: one job per key (an API) at a time, in arrival order; jobs of
- * different keys run side by side (the sync workers bound how many fetch at once). A job that may be
- * coalesced (a webhook's) joins one of the same key that is still waiting: that one fetches the
- * branch as it is when it starts, which is what both asked for. `drain` refuses new jobs and waits
- * for every queued one.
+ * different keys run side by side (the sync workers bound how many fetch at once). `drain` refuses
+ * new jobs and waits for every queued one.
  */
 export class SyncQueue {
   /** Per key: settles when its last job has. */
   readonly #tails = new Map<string, Promise<void>>()
-  /** Per key: a coalescible job that has not started yet. */
-  readonly #waiting = new Map<string, Promise<unknown>>()
   readonly #inFlight = new Set<Promise<void>>()
   #closed = false
 
-  run<T>(key: string, work: () => Promise<T>, options: { coalesce?: boolean } = {}): Promise<T> {
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new RegistryError('unavailable', 'the registry is shutting down'))
-    if (options.coalesce) {
-      const waiting = this.#waiting.get(key)
-      if (waiting) return waiting as Promise<T>
-    }
     const previous = this.#tails.get(key) ?? Promise.resolve()
-    const job: Promise<T> = previous.then(() => {
-      if (this.#waiting.get(key) === job) this.#waiting.delete(key)
-      return work()
-    })
-    if (options.coalesce) this.#waiting.set(key, job)
+    const job = previous.then(() => work())
     const tail = job.then(() => undefined, () => undefined)
     this.#tails.set(key, tail)
     this.#inFlight.add(tail)
