@@ -13,19 +13,17 @@
  * server, so what the remote has came from the replica that took over. Needs `npm run build` first.
  */
 import { execFile } from 'node:child_process'
-import { rmSync } from 'node:fs'
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { petstore } from '../helpers.js'
 import { seed } from '../sdk/support.js'
-import { startGitHttpServer, type GitHttpServer } from '../support/git-http-server.js'
+import type { GitHttpServer } from '../support/git-http-server.js'
+import { startGitServerForTest } from '../support/git-server-for-test.js'
 import { createRepository, eventually } from '../support/git-repos.js'
 import { postgresForFile } from '../support/postgres.js'
 import { startReplicas, type Answer, type Replicas } from '../support/replicas.js'
-import { tempDir } from '../temp.js'
 import { OUTBOUND_LOOPBACK_ENV } from './spawn.js'
 
 const LEASE_SECONDS = 5
@@ -36,36 +34,21 @@ const LEASE_SECONDS = 5
  * then) and passes everything on from then.
  */
 async function holdingGitServer(t: Test, holds: (request: IncomingMessage) => boolean) {
-  const root = tempDir('replicas-leases-git-')
-  const git = await startGitHttpServer(root)
-  const origin = new URL(git.url)
   const waiting: ServerResponse[] = []
   let holding = true
   let heard = () => {}
   const held = new Promise<void>((resolve) => { heard = resolve })
-  const proxy = createServer((incoming, outgoing) => {
-    if (holding && holds(incoming)) {
+  const { git, url } = await startGitServerForTest(t, {
+    prefix: 'replicas-leases-git-',
+    proxy: (incoming, outgoing, passOn) => {
+      if (!holding || !holds(incoming)) return passOn()
       waiting.push(outgoing)
       heard()
-      return
-    }
-    const forwarded = httpRequest({ host: origin.hostname, port: origin.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(outgoing)
-    })
-    forwarded.on('error', () => outgoing.destroy())
-    incoming.pipe(forwarded)
-  })
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
-  t.teardown(async () => {
-    proxy.closeAllConnections()
-    await new Promise((resolve) => proxy.close(resolve))
-    await git.close()
-    rmSync(root, { recursive: true, force: true })
+    },
   })
   return {
     git,
-    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    url,
     held,
     release() {
       holding = false

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { startGitHttpServer } from '../support/git-http-server.js'
 import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, tempDir } from '../helpers.js'
 import { createApi, createSdk, filesOf, git, seed, startProviderStandIn, waitForBuild } from './support.js'
@@ -104,24 +104,35 @@ t.test('git provider: wrong token fails the build with a clear error; an empty r
   t.equal(done.output.branch, 'registry/pets-sdk-php-2')
 })
 
+/**
+ * A registry, a git server (with auth) holding `acme/pets-ts` with a first commit on `trunk`, and a
+ * stand-in for `provider`'s REST API; a TypeScript SDK of one API delivered to that repository, pull
+ * requests through the stand-in. `repositoryUrl` carries the token, for reading what was pushed.
+ */
+async function pullRequestDelivery(t: Test, provider: 'github' | 'gitlab') {
+  const root = tempDir('sdk-git-')
+  const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
+  const standIn = await startProviderStandIn(provider)
+  const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
+  t.teardown(async () => { await s.close(); await server.close(); await standIn.close(); rmSync(root, { recursive: true, force: true }) })
+  server.createBare('acme/pets-ts', 'trunk')
+  const repositoryUrl = `http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-ts.git`
+  await seed(repositoryUrl, 'trunk')
+
+  const api = await createApi(s, 'Petstore', petstore('2.0.0'))
+  const sdk = await createSdk(s, [api], ['typescript'])
+  const apiUrl = provider === 'github' ? standIn.url : `${standIn.url}/api/v4`
+  const put = await s.call({
+    method: 'PUT', url: `/v1/sdks/${sdk.id}/targets/typescript/repository`,
+    payload: { provider, url: `${server.url}/acme/pets-ts.git`, base_branch: 'trunk', api_url: apiUrl, token: TOKEN },
+  })
+  t.equal(put.statusCode, 201, put.body)
+  return { s, standIn, sdk, repositoryUrl }
+}
+
 for (const provider of ['github', 'gitlab'] as const) {
   t.test(`${provider}: a pull request is opened through the provider's REST API`, async (t) => {
-    const root = tempDir('sdk-git-')
-    const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
-    const standIn = await startProviderStandIn(provider)
-    const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
-    t.teardown(async () => { await s.close(); await server.close(); await standIn.close(); rmSync(root, { recursive: true, force: true }) })
-    server.createBare('acme/pets-ts', 'trunk')
-    await seed(`http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-ts.git`, 'trunk')
-
-    const api = await createApi(s, 'Petstore', petstore('2.0.0'))
-    const sdk = await createSdk(s, [api], ['typescript'])
-    const apiUrl = provider === 'github' ? standIn.url : `${standIn.url}/api/v4`
-    const put = await s.call({
-      method: 'PUT', url: `/v1/sdks/${sdk.id}/targets/typescript/repository`,
-      payload: { provider, url: `${server.url}/acme/pets-ts.git`, base_branch: 'trunk', api_url: apiUrl, token: TOKEN },
-    })
-    t.equal(put.statusCode, 201, put.body)
+    const { s, standIn, sdk, repositoryUrl } = await pullRequestDelivery(t, provider)
     const [build] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
     const done = await waitForBuild(s, build.id)
     t.equal(done.status, 'succeeded', done.error)
@@ -155,7 +166,7 @@ for (const provider of ['github', 'gitlab'] as const) {
       t.same(done.output.pull_request, { number: 42, url: 'https://gitlab.example/acme/pets/-/merge_requests/42', branch: 'registry/pets-sdk-typescript-1', base: 'trunk', title })
     }
     t.equal(done.output.reason, null)
-    const pushed = await filesOf(`http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-ts.git`, 'registry/pets-sdk-typescript-1')
+    const pushed = await filesOf(repositoryUrl, 'registry/pets-sdk-typescript-1')
     t.teardown(pushed.cleanup)
     t.ok(pushed.files.includes('src/petstore/sdk.gen.ts') && pushed.files.includes('package.json'), 'the generated TypeScript is on the branch')
     t.notOk(pushed.files.includes('README.md') && (await pushed.read('README.md')).startsWith('# output repository'), 'the base tree is replaced')
@@ -164,20 +175,7 @@ for (const provider of ['github', 'gitlab'] as const) {
 
 for (const provider of ['github', 'gitlab'] as const) {
   t.test(`${provider}: a build retried after its pull request was opened reuses it (one POST, the same URL)`, async (t) => {
-    const root = tempDir('sdk-git-')
-    const server = await startGitHttpServer(root, { auth: { password: TOKEN } })
-    const standIn = await startProviderStandIn(provider)
-    const s = await startTestServer({ outboundHosts: OUTBOUND_LOOPBACK })
-    t.teardown(async () => { await s.close(); await server.close(); await standIn.close(); rmSync(root, { recursive: true, force: true }) })
-    server.createBare('acme/pets-ts', 'trunk')
-    await seed(`http://x:${TOKEN}@${server.url.slice('http://'.length)}/acme/pets-ts.git`, 'trunk')
-    const api = await createApi(s, 'Petstore', petstore('2.0.0'))
-    const sdk = await createSdk(s, [api], ['typescript'])
-    const put = await s.call({
-      method: 'PUT', url: `/v1/sdks/${sdk.id}/targets/typescript/repository`,
-      payload: { provider, url: `${server.url}/acme/pets-ts.git`, base_branch: 'trunk', api_url: provider === 'github' ? standIn.url : `${standIn.url}/api/v4`, token: TOKEN },
-    })
-    t.equal(put.statusCode, 201, put.body)
+    const { s, standIn, sdk } = await pullRequestDelivery(t, provider)
     const [queued] = json(await s.call({ method: 'POST', url: `/v1/sdks/${sdk.id}/builds` })).data
     const first = await waitForBuild(s, queued.id)
     t.equal(first.status, 'succeeded', first.error)

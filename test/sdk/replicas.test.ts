@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { Registry } from '../../src/domain/registry.js'
 import type { Actor } from '../../src/domain/accounts/organizations.js'
 import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, tempDir, testSecretKeys, type TestServer } from '../helpers.js'
-import { startGitHttpServer } from '../support/git-http-server.js'
+import { startGitServerForTest } from '../support/git-server-for-test.js'
 import { postgresForFile } from '../support/postgres.js'
 import { seed, waitForBuild } from './support.js'
 
@@ -16,15 +16,10 @@ const server = await postgresForFile(t)
 
 /** A bare repository with a first commit on main, on a git server whose requests the test reads. */
 async function gitServer(t: Test) {
-  const root = tempDir('sdk-git-')
-  const git = await startGitHttpServer(root)
+  const { git } = await startGitServerForTest(t, { prefix: 'sdk-git-' })
   git.createBare('pets')
   const url = `${git.url}/pets.git`
   await seed(url)
-  t.teardown(async () => {
-    await git.close()
-    rmSync(root, { recursive: true, force: true })
-  })
   const receivePacks = () => git.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/git-receive-pack')).length
   const seeded = receivePacks()
   /** Pushes made since the seed's. */

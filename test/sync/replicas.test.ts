@@ -6,13 +6,11 @@
  */
 import { createHmac, randomUUID } from 'node:crypto'
 import { rmSync } from 'node:fs'
-import { createServer, request as httpRequest } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { Registry } from '../../src/domain/registry.js'
 import type { Actor } from '../../src/domain/accounts/organizations.js'
 import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, tempDir, testSecretKeys, type TestServer } from '../helpers.js'
-import { startGitHttpServer } from '../support/git-http-server.js'
+import { startGitServerForTest } from '../support/git-server-for-test.js'
 import { createRepository, eventually, type TestRepository } from '../support/git-repos.js'
 import { postgresForFile } from '../support/postgres.js'
 
@@ -21,30 +19,18 @@ const SECRET = 'replica-hook-secret'
 
 /** A git server behind a proxy that records when each request of a fetch started and ended. */
 async function gitServer(t: Test): Promise<{ repo: TestRepository; url: string; fetches: { start: number; end: number; what: string }[] }> {
-  const root = tempDir('sync-replicas-git-')
-  const git = await startGitHttpServer(root)
-  const repo = await createRepository(git, 'pets')
-  const origin = new URL(git.url)
   const fetches: { start: number; end: number; what: string }[] = []
-  const proxy = createServer((incoming, outgoing) => {
-    const fetch = { start: performance.now(), end: Infinity, what: `${incoming.method} ${incoming.url}` }
-    fetches.push(fetch)
-    const forwarded = httpRequest({ host: origin.hostname, port: origin.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(outgoing)
-      answer.on('end', () => { fetch.end = performance.now() })
-    })
-    incoming.pipe(forwarded)
+  const server = await startGitServerForTest(t, {
+    prefix: 'sync-replicas-git-',
+    proxy: (incoming, _outgoing, passOn) => {
+      const fetch = { start: performance.now(), end: Infinity, what: `${incoming.method} ${incoming.url}` }
+      fetches.push(fetch)
+      passOn(() => { fetch.end = performance.now() })
+    },
   })
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
-  t.teardown(async () => {
-    proxy.closeAllConnections()
-    await new Promise((resolve) => proxy.close(resolve))
-    await git.close()
-    repo.cleanup()
-    rmSync(root, { recursive: true, force: true })
-  })
-  return { repo, url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/pets.git`, fetches }
+  const repo = await createRepository(server.git, 'pets')
+  t.teardown(() => repo.cleanup())
+  return { repo, url: `${server.url}/pets.git`, fetches }
 }
 
 async function replica(t: Test, databaseUrl: string): Promise<TestServer> {
