@@ -1638,6 +1638,24 @@ export interface components {
                 line?: number;
                 /** @description 1-based column of the same place in that line (UTF-16 code units) */
                 column?: number;
+                /** @description 422 incompatible: RFC 6901 JSON pointer to the change: into the document sent for `direction` `backward`, into version `version` for `forward` (the other way round for a removal); `path` holds the same pointer's segments */
+                pointer?: string;
+                /** @description 422 incompatible, OpenAPI: the operation the change belongs to; null for a change that belongs to none */
+                operation?: {
+                    /** @description lower case */
+                    method: string;
+                    /** @description the path as the document writes it (`webhooks/{name}` for an OpenAPI 3.1 webhook) */
+                    path: string;
+                } | null;
+                /** @description 422 incompatible, OpenAPI: the component (`schemas/Pet`) of a change that belongs to no operation; else null */
+                component?: string | null;
+                /** @description 422 incompatible: the number of the version the document breaks */
+                version?: number;
+                /**
+                 * @description 422 incompatible: `backward`, the change from that version to the document breaks that version's clients; `forward`, the change from the document back to that version breaks the document's clients
+                 * @enum {unknown}
+                 */
+                direction?: "backward" | "forward";
             }[];
         };
     };

@@ -176,13 +176,15 @@ export const Ruleset = Type.Object({ ...resourceFields, blocking_severity: Block
 
 export const Classification = Type.Enum(['breaking', 'non-breaking', 'annotation'])
 
+const ChangeOperation = Type.Object({
+  method: Type.String({ description: 'lower case' }),
+  path: Type.String({ description: "the path as the document writes it (`webhooks/{name}` for an OpenAPI 3.1 webhook)" }),
+}, { description: 'OpenAPI: the operation the change belongs to' })
+
 export const Change = Type.Object({
   kind: Type.Enum(['added', 'removed', 'changed']),
   pointer: Type.String({ description: 'RFC 6901 JSON pointer into the `to` document (into the `from` document for `removed`)' }),
-  operation: Nullable(Type.Object({
-    method: Type.String({ description: 'lower case' }),
-    path: Type.String({ description: "the path as the document writes it (`webhooks/{name}` for an OpenAPI 3.1 webhook)" }),
-  }, { description: 'OpenAPI: the operation the change belongs to' })),
+  operation: Nullable(ChangeOperation),
   component: Nullable(Type.String({ description: 'OpenAPI: the component (`schemas/Pet`) of a change that belongs to no operation' })),
   classification: Classification,
   check: Type.String({ description: 'the check that found it (docs/changes.md)' }),
@@ -224,6 +226,23 @@ export const DryRun = (version: TSchema) => Type.Object({
 export const Data = <T extends TSchema>(schema: T) => Type.Object({ data: schema })
 export const List = <T extends TSchema>(schema: T) => Type.Object({ data: Type.Array(schema), total: Type.Integer() })
 
+/** Where a breaking change of a `422 incompatible` refusal is, and what it breaks (docs/changes.md). */
+const breakingChangePlace = {
+  pointer: Type.Optional(Type.String({
+    description: "422 incompatible: RFC 6901 JSON pointer to the change: into the document sent for `direction` `backward`, into version `version` for `forward` (the other way round for a removal); `path` holds the same pointer's segments",
+  })),
+  operation: Type.Optional(Type.Union([ChangeOperation, Type.Null()], {
+    description: '422 incompatible, OpenAPI: the operation the change belongs to; null for a change that belongs to none',
+  })),
+  component: Type.Optional(Type.Union([Type.String(), Type.Null()], {
+    description: '422 incompatible, OpenAPI: the component (`schemas/Pet`) of a change that belongs to no operation; else null',
+  })),
+  version: Type.Optional(Type.Integer({ minimum: 1, description: '422 incompatible: the number of the version the document breaks' })),
+  direction: Type.Optional(Type.Enum(['backward', 'forward'], {
+    description: "422 incompatible: `backward`, the change from that version to the document breaks that version's clients; `forward`, the change from the document back to that version breaks the document's clients",
+  })),
+}
+
 export const Problem = Type.Object({
   type: Type.String({ description: 'about:blank' }),
   title: Type.String({ description: "the status's reason phrase" }),
@@ -236,6 +255,7 @@ export const Problem = Type.Object({
     code: Type.Optional(Type.String()),
     severity: Type.Optional(Type.String()),
     ...findingPosition,
+    ...breakingChangePlace,
   }))),
 }, { description: 'application/problem+json (RFC 9457)' })
 

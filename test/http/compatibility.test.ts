@@ -4,6 +4,7 @@
  * again at the commit point when the policy or the current version changes meanwhile.
  */
 import t from 'tap'
+import { Ajv2020 } from '../../src/documents/ajv.js'
 import { holdNextTask, json, startTestServer, type TestServer } from '../helpers.js'
 import { orderEventSchema, shopApi } from '../support/shop-api.js'
 
@@ -20,6 +21,9 @@ const upload = (s: TestServer, api: Json, document: Json, query = '') =>
 const versionCount = async (s: TestServer, api: Json) => json(await s.call({ method: 'GET', url: `/v1/apis/${api.id}/versions` })).total
 const setPolicy = (s: TestServer, api: Json, compatibility: string | null) =>
   s.call({ method: 'PATCH', url: `/v1/apis/${api.id}`, payload: { compatibility } })
+/** The schema /openapi.json describes every problem+json answer with. */
+const describedProblem = async (s: TestServer): Promise<Json> =>
+  json(await s.call({ method: 'GET', url: '/openapi.json', key: null })).components.schemas.Problem
 
 /** The shop API without the note of orders (a response property clients read). */
 function withoutNote(): Json {
@@ -75,8 +79,14 @@ t.test('backward: a breaking upload is refused with 422 incompatible listing the
   t.match(problem.errors[0], {
     code: 'property-removed', message: /^GET \/orders: response 200 \(application\/json\): property `Order.note` was removed$/,
     pointer: '/components/schemas/Order/properties/note', path: ['components', 'schemas', 'Order', 'properties', 'note'],
-    operation: { method: 'get', path: '/orders' }, version: 1, direction: 'backward',
+    operation: { method: 'get', path: '/orders' }, component: null, version: 1, direction: 'backward',
   })
+  // What a client generated from the description reads: every field of the answer is described there.
+  const described = await describedProblem(s)
+  const fields = new Set<string>(problem.errors.flatMap((error: Json) => Object.keys(error)))
+  t.same([...fields].filter((field) => !(field in described.properties.errors.items.properties)), [], "every field of the errors is described in /openapi.json's Problem")
+  const matchesDescription = new (Ajv2020())({ strict: false }).compile(described)
+  t.ok(matchesDescription(problem), 'the answer is valid against the description', { errors: matchesDescription.errors })
   t.equal(await versionCount(s, api), 1, 'nothing stored')
 
   const compatible = shopApi()
