@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { runAsTenant } from '../domain/documents.js'
-import { allows, type Actor } from '../domain/accounts/organizations.js'
+import { allows, type Actor, type ResourceNamed } from '../domain/accounts/organizations.js'
 import type { Registry } from '../domain/registry.js'
 import { csrfTokenMatches } from '../domain/accounts/sessions.js'
 import { RegistryError } from '../errors.js'
-import type { KeyRole } from '../storage/registry-records.js'
+import type { KeyRole, ResourceKind } from '../storage/registry-records.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,6 +13,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The least role a key needs for the route; by default `read` for GET and HEAD, `write` for the rest. */
     role?: KeyRole
+    /** A read route that names one resource of `kind` in the path parameter `param` (read with the key). */
+    resourceParam?: { kind: ResourceKind; param: string }
   }
 }
 
@@ -54,6 +56,13 @@ function authorize(request: FastifyRequest, actor: Actor): void {
   }
 }
 
+/** The resource a read route names, to be read with the key (see `FastifyContextConfig.resourceParam`). */
+function resourceNamed(request: FastifyRequest): ResourceNamed | undefined {
+  const named = request.routeOptions.config?.resourceParam
+  const ref = named && (request.params as Record<string, string | undefined>)[named.param]
+  return named && ref && READS.has(request.method) ? { kind: named.kind, ref } : undefined
+}
+
 /**
  * Every route registered in `app` (a `/v1` scope) requires a valid key: `Authorization: Bearer sk_…`,
  * or a console session cookie when no `Authorization` header is sent.
@@ -70,7 +79,7 @@ export function requireKeys(app: FastifyInstance, registry: Registry): void {
       }).then(() => done(), done)
       return
     }
-    registry.organizations.authenticate(header).then((actor) => {
+    registry.organizations.authenticate(header, resourceNamed(request)).then((actor) => {
       authorize(request, actor)
       request.actor = actor
     }).then(() => done(), done)

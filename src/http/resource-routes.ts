@@ -97,6 +97,15 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   const tags = [k.tag]
   const resourceOf = (request: FastifyRequest): Promise<ResourceRecord> =>
     registry.resources.require(actorOf(request), kind, (request.params as Record<string, string>)[k.param])
+  // Reads under `item` (these routes and any registered later, e.g. the changes') name the resource in
+  // `k.param`: the key's read brings it along (auth.ts), one round trip instead of two on PostgreSQL.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const under = route.url === item || route.url.startsWith(`${item}/`)
+    if (under && methods.every((method) => method === 'GET' || method === 'HEAD')) {
+      route.config = { ...route.config, resourceParam: { kind, param: k.param } }
+    }
+  })
 
   app.get(collection, {
     schema: { tags, security, summary: `List ${kind === 'api' ? 'APIs' : k.plural}: by name, paged, optionally searched by name`, querystring: ListQuery, response: { 200: List(k.object), ...errors(400, 401) } },

@@ -133,10 +133,27 @@ export interface KeyReader {
   /**
    * `byHash` and the key's organization, read together: every request with a key makes this read, and
    * on PostgreSQL it is then one round trip instead of two. `organization` is undefined only if it is gone.
+   * With `along`, the resource a read request names may come in the same read (`resource`): set when
+   * the key's organization has it; absent when it has not, or when the adapter leaves it to the caller
+   * (LMDB, whose reads are local), who then reads it as usual.
    */
-  byHashWithOrganization(hash: string): Promise<{ key: KeyRecord; organization: OrganizationRecord | undefined } | undefined>
+  byHashWithOrganization(hash: string, along?: ResourceLookup): Promise<KeyWithOrganization | undefined>
   /** One organization's keys, in id order (oldest first: ids are ULIDs). */
   list(organizationId: string): Promise<KeyRecord[]>
+}
+
+export interface KeyWithOrganization {
+  key: KeyRecord
+  organization: OrganizationRecord | undefined
+  /** The resource of `along`, in the key's organization (see `byHashWithOrganization`). */
+  resource?: ResourceRecord
+}
+
+/** A resource of the key's organization, of `kind`, by its id or its slug. */
+export interface ResourceLookup {
+  kind: ResourceKind
+  by: 'id' | 'slug'
+  ref: string
 }
 
 export interface KeyStore extends KeyReader {

@@ -1,5 +1,6 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { json, petstore, startTestServer } from '../helpers.js'
+import { postgresForFile } from '../support/postgres.js'
 
 t.test('create, get, update, delete an API with CONTRACT §3 fields', async (t) => {
   const s = await startTestServer()
@@ -84,8 +85,12 @@ t.test('delete of a ruleset that APIs use answers 409; invalid references answer
   t.equal((await s.call({ method: 'DELETE', url: `/v1/rulesets/${rs.id}` })).statusCode, 204)
 })
 
-t.test('organization isolation on every route', async (t) => {
-  const s = await startTestServer()
+/**
+ * On PostgreSQL a read names its resource in the key's own query (organization and kind in the join):
+ * the same isolation must hold there, by id and by slug.
+ */
+async function organizationIsolation(t: Test, options: { databaseUrl?: string }) {
+  const s = await startTestServer(options)
   t.teardown(s.close)
   const other = await s.registry.organizations.create('other', 'Other')
   const otherKey = other.secret
@@ -129,6 +134,36 @@ t.test('organization isolation on every route', async (t) => {
   t.equal(json(await s.call({ method: 'GET', url: '/v1/schemas', key: otherKey })).total, 0)
   t.equal(json(await s.call({ method: 'GET', url: '/v1/rulesets', key: otherKey })).total, 0)
   t.equal((await s.call({ method: 'GET', url: `/v1/apis/${api.id}` })).statusCode, 200, 'still there for its owner')
+
+  // One slug in two organizations: each key reads its own, by slug, whatever it read before.
+  const theirMine = json(await s.call({ method: 'POST', url: '/v1/apis', key: otherKey, payload: { name: 'mine' } })).data
+  for (const round of [1, 2]) {
+    t.equal(json(await s.call({ method: 'GET', url: '/v1/apis/mine' })).data.id, api.id, `round ${round}: the owner's slug is its API`)
+    t.equal(json(await s.call({ method: 'GET', url: '/v1/apis/mine', key: otherKey })).data.id, theirMine.id, `round ${round}: the other's is theirs`)
+    t.equal((await s.call({ method: 'HEAD', url: '/v1/apis/mine/spec', key: otherKey })).statusCode, 404, `round ${round}: theirs has no document`)
+    t.equal((await s.call({ method: 'HEAD', url: '/v1/apis/mine/spec' })).statusCode, 200, `round ${round}: the owner's has`)
+  }
+  // A resource of another kind, by id or slug, is no API; nor is a name no slug can have.
+  t.equal((await s.call({ method: 'GET', url: `/v1/apis/${schema.id}` })).statusCode, 404, "a schema's id under /v1/apis")
+  t.equal((await s.call({ method: 'GET', url: `/v1/schemas/${api.id}/versions` })).statusCode, 404, "an API's id under /v1/schemas")
+  t.equal((await s.call({ method: 'GET', url: '/v1/rulesets/mine' })).statusCode, 200, 'the ruleset of that slug')
+  t.equal(json(await s.call({ method: 'GET', url: '/v1/schemas/mine' })).data.id, schema.id, 'the schema of that slug')
+  t.equal((await s.call({ method: 'GET', url: `/v1/apis/${encodeURIComponent('mine\u0000')}` })).statusCode, 400, 'a NUL in the name is a 400')
+  t.equal((await s.call({ method: 'GET', url: `/v1/apis/${'m'.repeat(65)}` })).statusCode, 400, 'a name longer than a slug is a 400')
+  // Renamed and deleted: seen on the next read.
+  t.equal((await s.call({ method: 'PATCH', url: `/v1/apis/${api.id}`, payload: { slug: 'renamed' } })).statusCode, 200)
+  t.equal((await s.call({ method: 'GET', url: '/v1/apis/mine' })).statusCode, 404, 'the old slug names nothing')
+  t.equal(json(await s.call({ method: 'GET', url: '/v1/apis/renamed' })).data.id, api.id)
+  t.equal((await s.call({ method: 'DELETE', url: '/v1/apis/renamed' })).statusCode, 204)
+  t.equal((await s.call({ method: 'GET', url: `/v1/apis/${api.id}` })).statusCode, 404, 'deleted: gone by id')
+  t.equal((await s.call({ method: 'GET', url: '/v1/apis/renamed' })).statusCode, 404, 'and by slug')
+}
+
+t.test('organization isolation on every route', (t) => organizationIsolation(t, {}))
+
+t.test('organization isolation on every route, on PostgreSQL', async (t) => {
+  const server = await postgresForFile(t)
+  if (server) await organizationIsolation(t, { databaseUrl: await server.createDatabase() })
 })
 
 t.test('public registry follows visibility at once', async (t) => {

@@ -1,9 +1,10 @@
 import { RegistryError, notFound } from '../../errors.js'
-import type { Storage, Stores } from '../../storage/port.js'
+import type { ResourceLookup, Storage, Stores } from '../../storage/port.js'
 import { KEY_ROLES, type KeyRecord, type KeyRole, type OrganizationRecord } from '../../storage/registry-records.js'
+import type { ResourceKind, ResourceRecord } from '../../storage/records.js'
 import { generateKey, hashKey, isKeyFormat } from './keys.js'
-import { newId, now } from '../resources/ids.js'
-import { SLUG_MAX_LENGTH } from '../resources/slugs.js'
+import { isUlid, newId, now } from '../resources/ids.js'
+import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../resources/slugs.js'
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
@@ -14,6 +15,26 @@ export interface Actor {
   role: KeyRole
   /** Set when the request came with a console session cookie instead of the key itself. */
   session?: { id: string; expiresAt: string }
+  /**
+   * The resource the request names, read with the key (`authenticate`'s `along`) from the same
+   * committed state a read right after would see; `Resources.require` answers it without reading again.
+   */
+  readAlong?: { kind: ResourceKind; ref: string; resource: ResourceRecord }
+}
+
+/** The resource a read request names by id or slug (`GET /v1/apis/{api}`): read with its key. */
+export interface ResourceNamed {
+  kind: ResourceKind
+  ref: string
+}
+
+const RESOURCE_SLUG = new RegExp(SLUG_PATTERN)
+
+/** How the storage finds a named resource; none for a name no resource can have (the route answers it). */
+function lookupOf(named: ResourceNamed): ResourceLookup | undefined {
+  if (isUlid(named.ref)) return { kind: named.kind, by: 'id', ref: named.ref }
+  if (named.ref.length <= SLUG_MAX_LENGTH && RESOURCE_SLUG.test(named.ref)) return { kind: named.kind, by: 'slug', ref: named.ref }
+  return undefined
 }
 
 /** Keys issued before roles existed are `admin`: they could do everything. */
@@ -177,11 +198,13 @@ export class Organizations {
    * Resolves an `Authorization` header to an actor; any failure is the same 401. The key is read from
    * the committed state on every request (no cache), so a revocation by any process acts at once.
    */
-  async authenticate(header: string | undefined): Promise<Actor> {
+  async authenticate(header: string | undefined, named?: ResourceNamed): Promise<Actor> {
     if (header === undefined) throw unauthorized()
     const remembered = this.hashOfHeader.get(header)
     const hash = remembered ?? hashOfBearer(header)
-    const actor = this.actorOf(await this.storage.read.keys.byHashWithOrganization(hash))
+    const found = await this.storage.read.keys.byHashWithOrganization(hash, named && lookupOf(named))
+    const actor = this.actorOf(found)
+    if (named && found?.resource) actor.readAlong = { ...named, resource: found.resource }
     if (remembered === undefined) {
       if (this.hashOfHeader.size >= HASH_MEMO_SIZE) this.hashOfHeader.clear()
       this.hashOfHeader.set(header, hash)

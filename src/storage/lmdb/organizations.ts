@@ -1,5 +1,5 @@
 import { RegistryError, notFound } from '../../errors.js'
-import type { KeyStore, OrganizationStore } from '../port.js'
+import type { KeyStore, KeyWithOrganization, OrganizationStore } from '../port.js'
 import type { KeyRecord, OrganizationRecord } from '../records.js'
 import type { IndexDatabases } from './databases.js'
 import type { LmdbAccess } from './transaction-view.js'
@@ -44,7 +44,8 @@ export class LmdbKeys implements KeyStore {
     return id === undefined ? undefined : this.access.get(this.db.keys, id)
   }
 
-  async byHashWithOrganization(hash: string): Promise<{ key: KeyRecord; organization: OrganizationRecord | undefined } | undefined> {
+  /** `along` is left to the caller: a local read costs the same either way. */
+  async byHashWithOrganization(hash: string): Promise<KeyWithOrganization | undefined> {
     const key = await this.byHash(hash)
     return key && { key, organization: this.access.get(this.db.organizations, key.organization_id) }
   }

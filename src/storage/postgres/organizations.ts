@@ -1,6 +1,6 @@
 import { RegistryError, notFound } from '../../errors.js'
-import type { KeyStore, OrganizationStore } from '../port.js'
-import type { KeyRecord, OrganizationRecord } from '../records.js'
+import type { KeyStore, KeyWithOrganization, OrganizationStore, ResourceLookup } from '../port.js'
+import type { KeyRecord, OrganizationRecord, ResourceRecord } from '../records.js'
 import { json, recordOf, recordsOf, run, type Prepared, type Sql } from './sql.js'
 
 // Read on every request with a key (or a console session): prepared once per connection (sql.ts).
@@ -10,6 +10,15 @@ const KEY_BY_HASH_WITH_ORGANIZATION: Prepared = {
   name: 'key-by-hash-with-organization',
   text: 'SELECT k.record AS key, o.record AS organization FROM keys k LEFT JOIN organizations o ON o.id = k.organization_id WHERE k.hash = $1',
 }
+// The same with the resource a read names, so that `GET /v1/apis/{api}` makes one round trip, not two.
+const withResource = (by: 'id' | 'slug'): Prepared => ({
+  name: `key-by-hash-with-organization-and-resource-by-${by}`,
+  text: `SELECT k.record AS key, o.record AS organization, r.record AS resource FROM keys k
+    LEFT JOIN organizations o ON o.id = k.organization_id
+    LEFT JOIN resources r ON r.${by} = $3 AND r.organization_id = k.organization_id AND r.kind = $2
+    WHERE k.hash = $1`,
+})
+const KEY_WITH_RESOURCE = { id: withResource('id'), slug: withResource('slug') }
 
 export class PgOrganizations implements OrganizationStore {
   constructor(private readonly sql: Sql) {}
@@ -50,7 +59,12 @@ export class PgKeys implements KeyStore {
     return recordOf(this.sql, 'SELECT record FROM keys WHERE hash = $1', [hash])
   }
 
-  async byHashWithOrganization(hash: string): Promise<{ key: KeyRecord; organization: OrganizationRecord | undefined } | undefined> {
+  async byHashWithOrganization(hash: string, along?: ResourceLookup): Promise<KeyWithOrganization | undefined> {
+    if (along) {
+      const { rows: [found] } = await run<{ key: KeyRecord; organization: OrganizationRecord | null; resource: ResourceRecord | null }>(
+        this.sql, KEY_WITH_RESOURCE[along.by], [hash, along.kind, along.ref])
+      return found && { key: found.key, organization: found.organization ?? undefined, ...(found.resource ? { resource: found.resource } : {}) }
+    }
     const { rows: [found] } = await run<{ key: KeyRecord; organization: OrganizationRecord | null }>(this.sql, KEY_BY_HASH_WITH_ORGANIZATION, [hash])
     return found && { key: found.key, organization: found.organization ?? undefined }
   }
