@@ -50,10 +50,53 @@ export interface LmdbAccess {
   atCommit(apply: () => void): void
 }
 
-/** The committed state, for reads outside a transaction. */
+/** Records kept decoded at most (all databases together): beyond, the memo starts over. */
+const DECODED_RECORDS = 20_000
+/** Stored values larger than this are decoded on every read (a record is a few hundred bytes). */
+const DECODED_MAX_BYTES = 16 * 1024
+
+interface Decoded {
+  bytes: Buffer
+  value: unknown
+}
+
+/**
+ * The committed state, for reads outside a transaction. A point read decodes a record only when its
+ * stored bytes changed since this process last decoded it: the bytes are read from the memory map
+ * every time (whatever process wrote them: the CLI revoking a key is seen on the next read) and
+ * compared with those of the kept record. The record handed out is frozen, since every reader of
+ * that key shares it: callers copy to change (`{ ...record, field }`), as writes do.
+ */
 export class CommittedAccess implements LmdbAccess {
+  readonly #decoded = new Map<Database<any, Key>, Map<string, Decoded>>()
+  #count = 0
+
   get<V>(db: Database<V, Key>, key: Key): V | undefined {
-    return db.get(key)
+    const fast = db.getBinaryFast(key)
+    if (fast === undefined) return undefined
+    // lmdb reuses that buffer for every read and records the value's size as `lastSize` (its own
+    // field, not in its types): without it, read as lmdb does.
+    const size = (db as unknown as { lastSize?: unknown }).lastSize
+    if (typeof size !== 'number' || size > DECODED_MAX_BYTES) return db.get(key)
+    const bytes = fast.subarray(0, size)
+    const byKey = this.#decoded.get(db) ?? this.#memoFor(db)
+    const name = typeof key === 'string' ? `s${key}` : `j${JSON.stringify(key)}`
+    const kept = byKey.get(name)
+    if (kept && kept.bytes.equals(bytes)) return kept.value as V
+    const stored = Buffer.from(bytes)
+    const value = deepFreeze(db.get(key))
+    if (!kept && ++this.#count > DECODED_RECORDS) {
+      for (const memo of this.#decoded.values()) memo.clear()
+      this.#count = 1
+    }
+    byKey.set(name, { bytes: stored, value })
+    return value
+  }
+
+  #memoFor(db: Database<any, Key>): Map<string, Decoded> {
+    const memo = new Map<string, Decoded>()
+    this.#decoded.set(db, memo)
+    return memo
   }
 
   range<V>(db: Database<V, Key>, query: RangeQuery = {}): Entry<V>[] {
@@ -75,6 +118,15 @@ export class CommittedAccess implements LmdbAccess {
   atCommit(): void {
     throw new Error('storage writes happen inside storage.transaction()')
   }
+}
+
+/** Freezes a decoded record and the objects and arrays in it (byte arrays cannot be frozen: left as they are). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const inner of Object.values(value)) deepFreeze(inner)
+  }
+  return value
 }
 
 const REMOVED = Symbol('removed')

@@ -4,7 +4,7 @@ import { open, type Database, type RootDatabase } from 'lmdb'
 import t from 'tap'
 import { RegistryError } from '../../../src/errors.js'
 import { optimistic } from '../../../src/storage/lmdb/optimistic.js'
-import { TransactionView, type Key } from '../../../src/storage/lmdb/transaction-view.js'
+import { CommittedAccess, TransactionView, type Key } from '../../../src/storage/lmdb/transaction-view.js'
 import { tempDir } from '../../temp.js'
 
 type Env = { root: RootDatabase<any, Key>; db: Database<any, Key>; other: Database<any, Key> }
@@ -195,4 +195,29 @@ t.test('concurrent optimistic transactions in one process serialize: read-modify
     view.put(env.db, 'n', n + 1)
   }, 100)))
   t.equal(env.db.get('n'), 20)
+})
+
+t.test('committed reads: a record is decoded again only when its stored bytes changed, whoever wrote them, and is frozen', async (t) => {
+  const env = openEnv(t)
+  const committed = new CommittedAccess()
+  await env.db.put('key', { name: 'first', scopes: ['read'] })
+  const first = committed.get(env.db, 'key')
+  t.same(first, { name: 'first', scopes: ['read'] })
+  t.equal(committed.get(env.db, 'key'), first, 'unchanged bytes: the same record')
+  t.ok(Object.isFrozen(first) && Object.isFrozen(first.scopes), 'frozen, with what is in it')
+  t.throws(() => { first.name = 'changed' }, TypeError, 'a caller cannot change what others are handed')
+
+  // Written past this reader, as the CLI would: the next read sees it.
+  await concurrently(env, () => env.db.put('key', { name: 'revoked', scopes: ['read'] }))
+  t.same(committed.get(env.db, 'key'), { name: 'revoked', scopes: ['read'] })
+  await concurrently(env, () => env.db.remove('key'))
+  t.equal(committed.get(env.db, 'key'), undefined, 'removed: nothing')
+  await env.db.put(['composite', 1], { n: 1 })
+  await env.db.put('composite,1', { n: 2 })
+  t.same(committed.get(env.db, ['composite', 1]), { n: 1 }, 'an array key and a string key do not share an entry')
+  t.same(committed.get(env.db, 'composite,1'), { n: 2 })
+  const large = { text: 'x'.repeat(40_000) }
+  await env.db.put('large', large)
+  t.same(committed.get(env.db, 'large'), large, 'a large value is read as it is')
+  t.notOk(Object.isFrozen(committed.get(env.db, 'large')), 'and not kept')
 })
