@@ -196,7 +196,6 @@ export class Registry {
     await this.mirror?.close()
     await this.documents.close()
     await this.referenceParts.close()
-    await this.sites.close()
     await this.storage.close()
   }
 }

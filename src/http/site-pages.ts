@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerFactory } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
-import { normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites/sites.js'
+import { couldBeSiteHost, normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites/sites.js'
 import { RegistryError, notFound } from '../errors.js'
 import { SiteAssets } from '../sites/assets.js'
 import {
@@ -43,7 +43,8 @@ export function siteHostRewriter(sites: Sites, publicHost?: string): (req: Incom
 }
 
 /**
- * Fastify's `serverFactory`: the HTTP server Fastify would make, whose requests wait until the domain
+ * Fastify's `serverFactory`: the HTTP server Fastify would make, whose requests (those whose Host could
+ * be a site's: `couldBeSiteHost`; an IP address or a name without a dot never is) wait until the domain
  * map holds every committed domain change (`Sites.refreshed`, one small read, shared by the requests
  * that arrive together) before `siteHostRewriter` routes them, so that a domain another replica added
  * or removed routes on the next request to this one. `app.inject` calls the router directly and skips
@@ -52,6 +53,7 @@ export function siteHostRewriter(sites: Sites, publicHost?: string): (req: Incom
 export function siteHostServer(sites: Sites): FastifyServerFactory {
   return (route, options) => {
     const server = createServer(options.http ?? {}, (req, res) => {
+      if (!couldBeSiteHost(req.headers.host)) return route(req, res)
       void sites.refreshed().then(() => route(req, res))
     })
     // What Fastify sets on the server it makes itself (its defaults are filled in by then).

@@ -39,12 +39,6 @@ export interface Storage {
    * in the storage directory on LMDB, a session-level advisory lock on PostgreSQL (several replicas).
    */
   writerElection(): Election
-  /**
-   * Calls `onChange` after each committed change of the site-domain map (`SiteReader.domainsStamp`) by
-   * any process, for as long as the watch is `live`: a replica then skips the stamp's read per request.
-   * Only the PostgreSQL adapter has it (a notification per change); on LMDB the stamp is a local read.
-   */
-  watchSiteDomains?(onChange: () => void): ChangeWatch
   close(): Promise<void>
   /**
    * Writes a consistent copy of the stored records to `directory` while writers go on (`registry
@@ -52,13 +46,6 @@ export interface Storage {
    * backed up with `pg_dump` (docs/storage.md).
    */
   snapshot?(directory: string): Promise<void>
-}
-
-/** A subscription to another process's changes (`Storage.watchSiteDomains`). */
-export interface ChangeWatch {
-  /** True while every change is being delivered; false before the first and after a lost connection. */
-  readonly live: boolean
-  close(): Promise<void>
 }
 
 /**

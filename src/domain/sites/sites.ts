@@ -1,5 +1,5 @@
 import { invalidRequest, notFound } from '../../errors.js'
-import type { ChangeWatch, Storage, Stores } from '../../storage/port.js'
+import type { Storage, Stores } from '../../storage/port.js'
 import type { GuideRecord, Page, PageRequest, ResourceRecord, SiteRecord, VersionRecord } from '../../storage/records.js'
 import type { Visibility } from '../../storage/registry-records.js'
 import { isUlid, newId, now } from '../resources/ids.js'
@@ -38,8 +38,6 @@ export interface PublishedApi {
   current: VersionRecord
 }
 
-const DONE = Promise.resolve()
-
 /** Host headers remembered at most (any client can send any header; the memo starts over beyond). */
 const HOST_HEADER_MEMO = 4096
 
@@ -64,19 +62,11 @@ export class Sites {
   /** The check of the stamp running now, and the one that waits for it (see `refreshed`). */
   private checking: Promise<void> | undefined
   private nextCheck: Promise<void> | undefined
-  /**
-   * Other processes' domain changes as they commit (PostgreSQL's notifications): while it is live,
-   * `refreshed` reads the stamp only when one came since the last check, not per request.
-   */
-  private watch: ChangeWatch | undefined
-  /** A change may have been committed elsewhere since the last check of the stamp began. */
-  private changedElsewhere = true
 
   constructor(private readonly storage: Storage) {}
 
   /** (Re)builds the domain map from the committed state: before the app answers its first request. */
   async load(): Promise<void> {
-    this.watch ??= this.storage.watchSiteDomains?.(() => { this.changedElsewhere = true })
     // The stamp first: a change between the two reads makes the next check read the map again.
     const stamp = await this.storage.read.sites.domainsStamp()
     const domains = await this.storage.read.sites.domains()
@@ -92,11 +82,8 @@ export class Sites {
    * arrive while a check runs share the one after it (that check may have read the stamp before a
    * commit the caller already saw acknowledged), so at most one check runs and one waits whatever the
    * load. Never rejects: when storage cannot be read, the request is routed on the map as it is.
-   * With a live watch (PostgreSQL), the stamp is read only after another process's change was notified.
    */
   refreshed(): Promise<void> {
-    // Every change notified so far is covered by the last check begun: the one running, or one done.
-    if (this.watch?.live && !this.changedElsewhere) return this.checking ?? DONE
     if (this.nextCheck) return this.nextCheck
     if (!this.checking) return this.startCheck()
     const next = this.checking.then(() => {
@@ -116,20 +103,11 @@ export class Sites {
   }
 
   private async checkStamp(): Promise<void> {
-    // Before the read: a notification that comes during it asks for another check.
-    this.changedElsewhere = false
     try {
       if (await this.storage.read.sites.domainsStamp() !== this.stamp) await this.load()
     } catch {
       // Storage is unreachable: /readyz says so, and the request's own reads fail on their own.
-      this.changedElsewhere = true
     }
-  }
-
-  /** Stops watching other processes' changes (before the storage closes). */
-  async close(): Promise<void> {
-    await this.watch?.close()
-    this.watch = undefined
   }
 
   // ---------------------------------------------------------------- sites
@@ -332,6 +310,20 @@ async function freeSlug(tx: Stores, organizationId: string, wanted: string): Pro
 }
 
 /** Lowercase, without a port or a trailing dot. */
+const DOMAIN = new RegExp(DOMAIN_PATTERN)
+
+/**
+ * Whether a request with this `Host` header could be routed to a site at all: only when it names a
+ * domain a site may have (DOMAIN_PATTERN), so never an IP address or a name without a dot (a load
+ * balancer's health check, a service name, the bench's 127.0.0.1). Such requests need no look at the
+ * domain map, nor its check against storage before routing.
+ */
+export function couldBeSiteHost(host: string | undefined): boolean {
+  if (host === undefined) return false
+  const name = normalizeHost(host)
+  return name.length <= DOMAIN_MAX_LENGTH && DOMAIN.test(name)
+}
+
 export function normalizeHost(host: string): string {
   const lower = host.toLowerCase()
   const colon = lower.lastIndexOf(':')

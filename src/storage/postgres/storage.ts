@@ -7,8 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { RegistryError } from '../../errors.js'
 import { Lanes } from '../lanes.js'
-import type { ChangeWatch, Election, ReadStores, Storage, Stores } from '../port.js'
-import { PgChangeWatch } from './change-notices.js'
+import type { Election, ReadStores, Storage, Stores } from '../port.js'
 import { PgBlobStore } from './blobs.js'
 import { migrate } from './migrate.js'
 import { PgMirrorJournal } from './mirror-journal.js'
@@ -131,11 +130,6 @@ export class PostgresStorage implements Storage {
   /** One writer among every replica on this database: an advisory lock on a session of its own (writer-election.ts). */
   writerElection(): Election {
     return new AdvisoryLockElection(this.url)
-  }
-
-  /** A `LISTEN` on the channel the domain stamp's trigger notifies (migration 012), on a session of its own. */
-  watchSiteDomains(onChange: () => void): ChangeWatch {
-    return new PgChangeWatch(this.url, 'site_domains_changed', onChange)
   }
 
   async close(): Promise<void> {
