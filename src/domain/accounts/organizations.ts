@@ -6,7 +6,8 @@ import { generateKey, hashKey, isKeyFormat } from './keys.js'
 import { isUlid, newId, now } from '../resources/ids.js'
 import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../resources/slugs.js'
 
-const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
+/** An organization's slug and a resource's: the same rule (resources/slugs.ts). */
+const SLUG = new RegExp(SLUG_PATTERN)
 
 /** Who is calling: the organization a valid key belongs to, and what the key may do. */
 export interface Actor {
@@ -28,12 +29,10 @@ export interface ResourceNamed {
   ref: string
 }
 
-const RESOURCE_SLUG = new RegExp(SLUG_PATTERN)
-
 /** How the storage finds a named resource; none for a name no resource can have (the route answers it). */
 function lookupOf(named: ResourceNamed): ResourceLookup | undefined {
   if (isUlid(named.ref)) return { kind: named.kind, by: 'id', ref: named.ref }
-  if (named.ref.length <= SLUG_MAX_LENGTH && RESOURCE_SLUG.test(named.ref)) return { kind: named.kind, by: 'slug', ref: named.ref }
+  if (named.ref.length <= SLUG_MAX_LENGTH && SLUG.test(named.ref)) return { kind: named.kind, by: 'slug', ref: named.ref }
   return undefined
 }
 

@@ -309,7 +309,6 @@ async function freeSlug(tx: Stores, organizationId: string, wanted: string): Pro
   }
 }
 
-/** Lowercase, without a port or a trailing dot. */
 const DOMAIN = new RegExp(DOMAIN_PATTERN)
 
 /**
@@ -324,6 +323,7 @@ export function couldBeSiteHost(host: string | undefined): boolean {
   return name.length <= DOMAIN_MAX_LENGTH && DOMAIN.test(name)
 }
 
+/** Lowercase, without a port or a trailing dot. */
 export function normalizeHost(host: string): string {
   const lower = host.toLowerCase()
   const colon = lower.lastIndexOf(':')
