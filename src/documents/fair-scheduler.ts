@@ -8,16 +8,22 @@
  * key at most `perKey`; the tasks waiting per key and per organization are bounded, and past them a
  * task is refused at once with 503 `unavailable` and a Retry-After from the recent task times.
  *
- * Who asks is carried with the request's async context (`runAsTenant`, set by the HTTP layer once the
- * key is known), so the domain code between the route and the pool passes nothing along. Work with no
- * tenant (syncs, public pages read without a key) shares one.
+ * Who asks is passed along with each task (`Tenant`, from the request's key, handed down by the
+ * domain). Work with no tenant (syncs, public pages read without a key) shares one. It used to ride on
+ * `AsyncLocalStorage`, which on Node 20 installs promise hooks for the whole process: every promise of
+ * every request paid for them, about a fifth of a `GET /v1/apis/{api}` (docs/benchmarks.md).
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { RegistryError } from '../errors.js'
 
 export interface Tenant {
   organization: string
   key: string
+  /**
+   * A companion of a task its request already runs (an upload's compatibility diff beside its
+   * validation): it may take a worker its tenant's caps would deny, but only a free one while nothing
+   * waits, so it never delays another tenant; when anything waits it queues like any task.
+   */
+  companion?: boolean
 }
 
 export interface FairnessLimits {
@@ -39,24 +45,11 @@ export function defaultFairness(threads: number): FairnessLimits {
   return { slots: threads, perOrganization, perKey: perOrganization, queuePerKey: 32, queuePerOrganization: 128 }
 }
 
-const tenants = new AsyncLocalStorage<Tenant>()
-
-/** Runs `work` (and everything it awaits) as `tenant`'s: the document workers schedule it as such. */
-export const runAsTenant = <T>(tenant: Tenant, work: () => T): T => tenants.run(tenant, work)
-
-const companions = new AsyncLocalStorage<true>()
-
-/**
- * Runs `work` as a companion of a task its request already runs (an upload's compatibility diff beside
- * its validation): it may take a worker its tenant's caps would deny, but only a free one while nothing
- * waits, so it never delays another tenant; when anything waits it queues like any task.
- */
-export const runAsCompanion = <T>(work: () => T): T => companions.run(true, work)
-
-/** The tenant whose request is being served (undefined outside one: background work, the CLI). */
-export const currentTenant = (): Tenant | undefined => tenants.getStore()
-
 const NOBODY: Tenant = { organization: '', key: '' }
+
+/** `tenant`'s task as a companion (see Tenant): work with no tenant stays the shared one's. */
+export const companionOf = (tenant: Tenant | undefined): Tenant => ({ ...(tenant ?? NOBODY), companion: true })
+
 
 interface Waiter {
   key: string
@@ -96,11 +89,11 @@ export class FairScheduler {
     return this.#waiting
   }
 
-  /** Waits for this tenant's turn; answers the function that gives the worker back (call it once). */
-  async acquire(): Promise<() => void> {
-    const tenant = tenants.getStore() ?? NOBODY
+  /** Waits for `tenant`'s turn; answers the function that gives the worker back (call it once). */
+  async acquire(asking?: Tenant): Promise<() => void> {
+    const tenant = asking ?? NOBODY
     // Borrowed outside the tenant's counts, so no state of the tenant is made for it.
-    if (companions.getStore() === true && this.#waiting === 0 && this.#free > 0) return this.#borrow()
+    if (tenant.companion === true && this.#waiting === 0 && this.#free > 0) return this.#borrow()
     const keyId = `${tenant.organization}\n${tenant.key}`
     const organization = this.#organizationState(tenant.organization)
     const key = this.#keyState(keyId)

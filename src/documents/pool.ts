@@ -16,7 +16,7 @@
  */
 import { Piscina, queueOptionsSymbol } from 'piscina'
 import { RegistryError } from '../errors.js'
-import { defaultFairness, FairScheduler, type FairnessLimits } from './fair-scheduler.js'
+import { defaultFairness, FairScheduler, type FairnessLimits, type Tenant } from './fair-scheduler.js'
 import { assertFitsHeap, maxDocumentBytes } from './heap-budget.js'
 import type {
   CheckResult,
@@ -230,10 +230,10 @@ export class DocumentWorkers {
     return maxDocumentBytes(this.#memoryMb)
   }
 
-  async #run<R>(task: WorkerTask, transferList?: ArrayBuffer[]): Promise<R> {
+  async #run<R>(task: WorkerTask, tenant: Tenant | undefined, transferList?: ArrayBuffer[]): Promise<R> {
     // Before the task is sent: a document too large for the worker's heap could abort the process.
     assertFitsHeap(task, this.#memoryMb)
-    const release = await this.#scheduler.acquire()
+    const release = await this.#scheduler.acquire(tenant)
     try {
       return await this.#runNow<R>(task, transferList)
     } finally {
@@ -302,39 +302,39 @@ export class DocumentWorkers {
   }
 
   /** A body given as bytes that own their whole buffer moves to the worker: it must not be read after. */
-  digest(task: Omit<DigestTask, 'op'>): Promise<DigestResult> {
+  digest(task: Omit<DigestTask, 'op'>, tenant?: Tenant): Promise<DigestResult> {
     const body = task.body
     const movable = body instanceof Uint8Array && body.buffer instanceof ArrayBuffer
       && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
-    return this.#run({ ...task, op: 'digest' }, movable ? [body.buffer] : undefined)
+    return this.#run({ ...task, op: 'digest' }, tenant, movable ? [body.buffer] : undefined)
   }
 
-  check(task: Omit<CheckTask, 'op'>): Promise<CheckResult> {
-    return this.#run({ ...task, op: 'check' })
+  check(task: Omit<CheckTask, 'op'>, tenant?: Tenant): Promise<CheckResult> {
+    return this.#run({ ...task, op: 'check' }, tenant)
   }
 
-  lint(task: Omit<LintTask, 'op'>): Promise<LintResult> {
-    return this.#run({ ...task, op: 'lint' })
+  lint(task: Omit<LintTask, 'op'>, tenant?: Tenant): Promise<LintResult> {
+    return this.#run({ ...task, op: 'lint' }, tenant)
   }
 
-  convert(task: Omit<ConvertTask, 'op'>): Promise<ConvertResult> {
-    return this.#run({ ...task, op: 'convert' })
+  convert(task: Omit<ConvertTask, 'op'>, tenant?: Tenant): Promise<ConvertResult> {
+    return this.#run({ ...task, op: 'convert' }, tenant)
   }
 
-  bundle(task: Omit<BundleTask, 'op'>): Promise<BundleResult> {
-    return this.#run({ ...task, op: 'bundle' })
+  bundle(task: Omit<BundleTask, 'op'>, tenant?: Tenant): Promise<BundleResult> {
+    return this.#run({ ...task, op: 'bundle' }, tenant)
   }
 
-  terms(task: Omit<TermsTask, 'op'>): Promise<SearchTerms> {
-    return this.#run({ ...task, op: 'terms' })
+  terms(task: Omit<TermsTask, 'op'>, tenant?: Tenant): Promise<SearchTerms> {
+    return this.#run({ ...task, op: 'terms' }, tenant)
   }
 
-  diff(task: Omit<DiffTask, 'op'>): Promise<DiffResult> {
-    return this.#run({ ...task, op: 'diff' })
+  diff(task: Omit<DiffTask, 'op'>, tenant?: Tenant): Promise<DiffResult> {
+    return this.#run({ ...task, op: 'diff' }, tenant)
   }
 
-  locate(task: Omit<LocateTask, 'op'>): Promise<LocateResult> {
-    return this.#run({ ...task, op: 'locate' })
+  locate(task: Omit<LocateTask, 'op'>, tenant?: Tenant): Promise<LocateResult> {
+    return this.#run({ ...task, op: 'locate' }, tenant)
   }
 
   /** Ends every worker; pending tasks are rejected. */

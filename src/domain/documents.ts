@@ -8,24 +8,29 @@ import type {
 } from '../documents/types.js'
 import type { SearchTerms } from '../documents/search-terms.js'
 import type { ResourceKind } from '../storage/registry-records.js'
+import type { Tenant } from '../documents/fair-scheduler.js'
 
-/** Document work done inside it counts as this organization's and key's (the workers are shared fairly). */
-export { runAsCompanion, runAsTenant } from '../documents/fair-scheduler.js'
+/**
+ * Who a task is for: the workers are shared fairly between organizations and keys. The HTTP layer
+ * names the request's key; the domain hands it down to every task the request needs (undefined:
+ * background work, the CLI, which share one tenant).
+ */
+export { companionOf, type Tenant } from '../documents/fair-scheduler.js'
 
 type Input<T> = Omit<T, 'op'>
 
 export interface DocumentProcessor {
-  digest(task: Input<DigestTask>): Promise<DigestResult>
-  check(task: Input<CheckTask>): Promise<CheckResult>
-  lint(task: Input<LintTask>): Promise<LintResult>
-  convert(task: Input<ConvertTask>): Promise<ConvertResult>
-  bundle(task: Input<BundleTask>): Promise<BundleResult>
+  digest(task: Input<DigestTask>, tenant?: Tenant): Promise<DigestResult>
+  check(task: Input<CheckTask>, tenant?: Tenant): Promise<CheckResult>
+  lint(task: Input<LintTask>, tenant?: Tenant): Promise<LintResult>
+  convert(task: Input<ConvertTask>, tenant?: Tenant): Promise<ConvertResult>
+  bundle(task: Input<BundleTask>, tenant?: Tenant): Promise<BundleResult>
   /** Compares two versions' documents (off the event loop, like everything here). */
-  diff(task: Input<DiffTask>): Promise<DiffResult>
+  diff(task: Input<DiffTask>, tenant?: Tenant): Promise<DiffResult>
   /** Where paths lie in a document's text as sent: the line and column of an answer's findings. */
-  locate(task: Input<LocateTask>): Promise<LocateResult>
+  locate(task: Input<LocateTask>, tenant?: Tenant): Promise<LocateResult>
   /** What search finds in a stored document (its title, paths, operations…). */
-  terms(task: Input<TermsTask>): Promise<SearchTerms>
+  terms(task: Input<TermsTask>, tenant?: Tenant): Promise<SearchTerms>
   close(): Promise<void>
   /** False when no worker can take a task (closed, or none running); absent: always ready. */
   readonly ready?: boolean

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import type { Config } from '../config.js'
 import { DocumentWorkers, type WorkerObserver } from '../documents/pool.js'
-import { currentTenant } from '../documents/fair-scheduler.js'
 import { WebhookDeliverer } from './events/deliverer.js'
 import { WebhookEndpoints } from './events/endpoints.js'
 import { eventReporter } from './events/outbox.js'
@@ -154,11 +153,9 @@ export class Registry {
     const outbound = OutboundPolicy.of(options.outboundHosts ?? []) // a bad entry throws before anything is opened
     const secretKeys = options.secretKeys ?? openSecretKeys(secretKeySetting(), options.storage).keyring // so does a bad key
     mkdirSync(options.storage, { recursive: true })
-    // One commit queue per organization: another organization's upload never waits behind a burst.
-    const laneOf = () => currentTenant()?.organization ?? ''
     const storage: Storage = options.databaseUrl
-      ? await PostgresStorage.open(options.databaseUrl, { laneOf })
-      : new LmdbStorage(options.storage, { documentCacheBytes: options.documentCacheBytes, laneOf })
+      ? await PostgresStorage.open(options.databaseUrl)
+      : new LmdbStorage(options.storage, { documentCacheBytes: options.documentCacheBytes })
     const pool = new DocumentWorkers({
       threads: options.workers, timeoutMs: options.lintTimeoutMs, memoryMb: options.lintMemoryMb,
       maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics, fairness: options.fairness,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { runAsTenant } from '../domain/documents.js'
-import { allows, type Actor, type ResourceNamed } from '../domain/accounts/organizations.js'
+import type { Tenant } from '../domain/documents.js'
+import { allows, tenantOf, type Actor, type ResourceNamed } from '../domain/accounts/organizations.js'
 import type { Registry } from '../domain/registry.js'
 import { csrfTokenMatches } from '../domain/accounts/sessions.js'
 import { RegistryError } from '../errors.js'
@@ -84,7 +84,6 @@ export function requireKeys(app: FastifyInstance, registry: Registry): void {
       request.actor = actor
     }).then(() => done(), done)
   })
-  scheduleAsActor(app)
 }
 
 /** Public routes: a key is optional, but one that is sent must be valid. */
@@ -94,20 +93,14 @@ export function optionalKeys(app: FastifyInstance, registry: Registry): void {
       request.actor = await registry.organizations.authenticate(request.headers.authorization)
     }
   })
-  scheduleAsActor(app)
 }
 
 /**
- * The handler (and all it awaits) runs as its key's and organization's work, which the document
- * workers share fairly. A callback hook that runs the rest of the request inside the async context:
- * the last hook before the handler, after the body was read (a parser would lose the context).
+ * Who the request's document work is for (the workers are shared fairly between organizations and
+ * keys): its key's, or the shared tenant's for a request without one (a public page).
  */
-function scheduleAsActor(app: FastifyInstance): void {
-  app.addHook('preHandler', (request, _reply, done) => {
-    const actor = request.actor
-    if (!actor) return done()
-    runAsTenant({ organization: actor.organization.id, key: actor.keyId }, () => done())
-  })
+export function tenantOfRequest(request: FastifyRequest): Tenant | undefined {
+  return request.actor ? tenantOf(request.actor) : undefined
 }
 
 export function actorOf(request: FastifyRequest): Actor {

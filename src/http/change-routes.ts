@@ -5,6 +5,7 @@ import { changelogEntryView } from '../domain/changes/changelog.js'
 import { toPageRequest } from '../domain/resources/pagination.js'
 import type { Registry } from '../domain/registry.js'
 import type { Classification } from '../documents/diff/types.js'
+import { tenantOfRequest } from './auth.js'
 import type { ResourceRecord } from '../storage/registry-records.js'
 import { Change, ChangelogEntry, ChangeSummary, Classification as ClassificationSchema, KEY_OR_SESSION, List, PageQuery, problems } from './schemas.js'
 
@@ -40,7 +41,7 @@ export function registerChangeRoutes(app: FastifyInstance, registry: Registry, r
     },
   }, async (request) => {
     const query = request.query as { from?: number; to?: number; classification?: Classification; page?: number; limit?: number }
-    const diff = await registry.changes.between(await route.resourceOf(request), query.from, query.to)
+    const diff = await registry.changes.between(await route.resourceOf(request), query.from, query.to, tenantOfRequest(request))
     return diffView(diff, toPageRequest(query.page, query.limit), query.classification)
   })
 
@@ -51,7 +52,7 @@ export function registerChangeRoutes(app: FastifyInstance, registry: Registry, r
     },
   }, async (request) => {
     const { page, limit } = request.query as { page?: number; limit?: number }
-    const result = await registry.changelog.page(await route.resourceOf(request), toPageRequest(page, limit))
+    const result = await registry.changelog.page(await route.resourceOf(request), toPageRequest(page, limit), tenantOfRequest(request))
     return { data: result.items.map(changelogEntryView), total: result.total }
   })
 }

@@ -2,6 +2,7 @@ import { promisify } from 'node:util'
 import { gunzip } from 'node:zlib'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { DocumentFormat } from '../documents/types.js'
+import { tenantOfRequest } from './auth.js'
 import type { Reader } from '../domain/resources/registry-refs.js'
 import type { Versions } from '../domain/resources/versions.js'
 import type { VersionRecord } from '../storage/registry-records.js'
@@ -45,10 +46,10 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 export async function sendDocument(request: FastifyRequest, reply: FastifyReply, versions: Versions, version: VersionRecord, reader: Reader) {
   const format = requestedFormat(request)
   if ((request.query as { bundle?: boolean } | undefined)?.bundle === true) {
-    const bundled = await versions.bundled(version, format, reader)
+    const bundled = await versions.bundled(version, format, reader, tenantOfRequest(request))
     return sendBytes(request, reply, format, bundled.checksum, async () => bundled.bytes)
   }
-  return sendBytes(request, reply, format, version.checksum, async () => (await versions.read(version, format)).bytes)
+  return sendBytes(request, reply, format, version.checksum, async () => (await versions.read(version, format, tenantOfRequest(request))).bytes)
 }
 
 async function sendBytes(request: FastifyRequest, reply: FastifyReply, format: DocumentFormat, checksum: string, bytes: () => Promise<Buffer>) {

@@ -8,7 +8,7 @@ import type { CreateInput, UpdateInput } from '../domain/resources/resources.js'
 import { resourceView, versionView } from '../domain/resources/views.js'
 import { invalidRequest, notFound } from '../errors.js'
 import type { ResourceKind, ResourceRecord } from '../storage/registry-records.js'
-import { actorOf } from './auth.js'
+import { actorOf, tenantOfRequest } from './auth.js'
 import { registerUploadRoutes, type RawDocumentBody } from './body-parsers.js'
 import { sendDocument, sendGzippedJson } from './document-reply.js'
 import { registerChangeRoutes } from './change-routes.js'
@@ -179,7 +179,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
   }, async (request, reply) => {
     const resource = await resourceOf(request)
     const source = await registry.versions.byRef(resource, (request.params as { version: string }).version)
-    const { version, created } = await registry.versions.restore(resource, source.id)
+    const { version, created } = await registry.versions.restore(resource, source.id, tenantOfRequest(request))
     return reply.status(created ? 201 : 200).send({ data: versionView(version) })
   })
 
@@ -237,9 +237,9 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
       const resource = await resourceOf(request)
       const input = documentInput(request.body)
       if ((request.query as { dry_run?: boolean } | undefined)?.dry_run) {
-        return { data: await registry.uploads.dryRun(resource, input) }
+        return { data: await registry.uploads.dryRun(resource, input, tenantOfRequest(request)) }
       }
-      const { version, created } = await registry.uploads.upload(resource, input)
+      const { version, created } = await registry.uploads.upload(resource, input, 'upload', undefined, tenantOfRequest(request))
       return reply.status(created ? 201 : 200).send({ data: versionView(version) })
     })
 
@@ -252,7 +252,7 @@ export function registerResourceRoutes(app: FastifyInstance, registry: Registry,
           response: { 200: Data(Type.Object({ findings: Type.Array(SentFinding), counts: Type.Record(Type.String(), Type.Integer()) })), ...errors(400, 401, 403, 404, 413, 415, 422, 503) },
         },
       }, async (request) => {
-        const findings = await registry.uploads.lintWith((await resourceOf(request)), documentInput(request.body))
+        const findings = await registry.uploads.lintWith(await resourceOf(request), documentInput(request.body), tenantOfRequest(request))
         return { data: { findings, counts: countFindings(findings) } }
       })
     }

@@ -7,7 +7,7 @@ import { resourceView } from '../domain/resources/views.js'
 import type { SearchHit as Hit } from '../domain/resources/search.js'
 import type { ReadStores } from '../storage/port.js'
 import type { Page, ResourceKind } from '../storage/registry-records.js'
-import { actorOf } from './auth.js'
+import { actorOf, tenantOfRequest } from './auth.js'
 import { Api, KEY_OR_SESSION, PageQuery, problems, Ruleset, Schema } from './schemas.js'
 
 export const SearchQuery = Type.Object({
@@ -45,7 +45,7 @@ export function registerSearchRoutes(app: FastifyInstance, registry: Registry): 
     },
   }, async (request) => {
     const { q, kind, page, limit } = request.query as { q: string; kind?: ResourceKind; page?: number; limit?: number }
-    const found = await registry.search.search(actorOf(request).organization.id, { q, kind }, toPageRequest(page, limit))
+    const found = await registry.search.search(actorOf(request).organization.id, { q, kind }, toPageRequest(page, limit), tenantOfRequest(request))
     return searchAnswer(registry.storage.read, found)
   })
 }

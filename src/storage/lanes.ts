@@ -1,5 +1,5 @@
 /**
- * Commit queues by lane (the registry's lane is the organization of the request being served): one
+ * Commit queues by lane (the registry's lane is the organization whose records are written): one
  * transaction at a time per lane, lanes side by side. Transactions of one lane would otherwise conflict
  * with each other (20 concurrent uploads to one API all read its last number) and run again until some
  * gave up with 409, and a single queue for the process made another organization's upload wait behind
@@ -13,11 +13,8 @@
 export class Lanes {
   readonly #tails = new Map<string, Promise<unknown>>()
 
-  constructor(private readonly laneOf: () => string = () => '') {}
-
-  /** Runs `work` after everything queued in the current lane. */
-  run<T>(work: () => Promise<T>): Promise<T> {
-    const lane = this.laneOf()
+  /** Runs `work` after everything queued in `lane`. */
+  run<T>(lane: string, work: () => Promise<T>): Promise<T> {
     const run = (this.#tails.get(lane) ?? Promise.resolve()).then(work)
     const tail = run.catch(() => undefined)
     this.#tails.set(lane, tail)

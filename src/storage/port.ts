@@ -30,8 +30,13 @@ export interface Storage {
    * conflict with a concurrent writer, in this process or another, runs it again, a bounded number of
    * times, then 409 `conflict`): it must do nothing but storage calls on `tx` and pure computation; no
    * I/O, no metrics, no side effects. A throw rolls everything back and is rethrown.
+   *
+   * Within this process, transactions of one `lane` run one at a time and lanes run side by side
+   * (lanes.ts): the domain names the organization whose records the transaction writes, so that one
+   * organization's burst neither conflicts with itself nor delays another's. Without a lane (work
+   * shared by organizations: caches, tallies), the one shared lane.
    */
-  transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T>
+  transaction<T>(work: (tx: Stores) => Promise<T>, lane?: string): Promise<T>
   /** Called after a commit that appended to the mirror journal (the mirror writer's nudge). */
   onCommit(listener: (what: { journal: boolean }) => void): void
   /**

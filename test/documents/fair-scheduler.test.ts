@@ -4,7 +4,7 @@
  * waits, so another tenant is never delayed by it.
  */
 import t from 'tap'
-import { FairScheduler, runAsCompanion, runAsTenant } from '../../src/documents/fair-scheduler.js'
+import { companionOf, FairScheduler } from '../../src/documents/fair-scheduler.js'
 
 const limits = { slots: 2, perOrganization: 1, perKey: 1, queuePerKey: 8, queuePerOrganization: 8 }
 const acme = { organization: 'acme', key: 'a' }
@@ -20,8 +20,8 @@ async function startsAtOnce(acquired: Promise<() => void>): Promise<boolean> {
 
 t.test("a task that is not a companion waits for its organization's cap, even with a worker free", async (t) => {
   const scheduler = new FairScheduler(limits)
-  const releaseCheck = await runAsTenant(acme, () => scheduler.acquire())
-  t.equal(await startsAtOnce(runAsTenant(acme, () => scheduler.acquire())), false, "a second task of the organization waits for its cap")
+  const releaseCheck = await scheduler.acquire(acme)
+  t.equal(await startsAtOnce(scheduler.acquire(acme)), false, "a second task of the organization waits for its cap")
   t.equal(scheduler.waiting, 1)
   releaseCheck()
   t.equal(scheduler.waiting, 0, 'and starts when the first ends')
@@ -29,11 +29,11 @@ t.test("a task that is not a companion waits for its organization's cap, even wi
 
 t.test('a companion starts at once on a free worker when nothing waits', async (t) => {
   const scheduler = new FairScheduler(limits)
-  const releaseCheck = await runAsTenant(acme, () => scheduler.acquire())
-  const diff = runAsTenant(acme, () => runAsCompanion(() => scheduler.acquire()))
+  const releaseCheck = await scheduler.acquire(acme)
+  const diff = scheduler.acquire(companionOf(acme))
   t.equal(await startsAtOnce(diff), true, 'the diff runs beside the check')
   // Both workers are busy now: another organization waits for one of them, as it would for any task.
-  const other = runAsTenant(globex, () => scheduler.acquire())
+  const other = scheduler.acquire(globex)
   t.equal(await startsAtOnce(other), false)
   ;(await diff)()
   t.equal(await startsAtOnce(other), true, 'and gets the worker the companion gives back')
@@ -43,18 +43,18 @@ t.test('a companion starts at once on a free worker when nothing waits', async (
 
 t.test('a companion that asks first leaves its own organization\'s task the worker the caps allow it', async (t) => {
   const scheduler = new FairScheduler(limits)
-  const diff = await runAsTenant(acme, () => runAsCompanion(() => scheduler.acquire()))
-  t.equal(await startsAtOnce(runAsTenant(acme, () => scheduler.acquire())), true, 'the check starts beside the diff that asked first')
+  const diff = await scheduler.acquire(companionOf(acme))
+  t.equal(await startsAtOnce(scheduler.acquire(acme)), true, 'the check starts beside the diff that asked first')
   diff()
 })
 
 t.test('a companion does not borrow while another task waits: it queues like any task', async (t) => {
   const scheduler = new FairScheduler({ ...limits, slots: 3 })
-  const releaseCheck = await runAsTenant(acme, () => scheduler.acquire())
-  const releaseSecond = await runAsTenant(globex, () => scheduler.acquire())
-  const waitingGlobex = runAsTenant(globex, () => scheduler.acquire())
+  const releaseCheck = await scheduler.acquire(acme)
+  const releaseSecond = await scheduler.acquire(globex)
+  const waitingGlobex = scheduler.acquire(globex)
   t.equal(await startsAtOnce(waitingGlobex), false, "globex's second task waits for its own cap")
-  const diff = runAsTenant(acme, () => runAsCompanion(() => scheduler.acquire()))
+  const diff = scheduler.acquire(companionOf(acme))
   t.equal(await startsAtOnce(diff), false, 'with a task waiting, the companion does not take the free worker')
   releaseCheck()
   t.equal(await startsAtOnce(diff), true, "it runs in its organization's turn")

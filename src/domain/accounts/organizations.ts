@@ -5,6 +5,7 @@ import type { ResourceKind, ResourceRecord } from '../../storage/records.js'
 import { generateKey, hashKey, isKeyFormat } from './keys.js'
 import { isUlid, newId, now } from '../resources/ids.js'
 import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../resources/slugs.js'
+import type { Tenant } from '../documents.js'
 
 /** An organization's slug and a resource's: the same rule (resources/slugs.ts). */
 const SLUG = new RegExp(SLUG_PATTERN)
@@ -22,6 +23,9 @@ export interface Actor {
    */
   readAlong?: { kind: ResourceKind; ref: string; resource: ResourceRecord }
 }
+
+/** The tenant an actor's document work counts for (the workers are shared fairly between them). */
+export const tenantOf = (actor: Actor): Tenant => ({ organization: actor.organization.id, key: actor.keyId })
 
 /** The resource a read request names by id or slug (`GET /v1/apis/{api}`): read with its key. */
 export interface ResourceNamed {

@@ -4,6 +4,7 @@
  * `GET …/diff` (one per pair of documents, computed in the document workers the first time).
  */
 import type { Classification, DiffResult, Operation } from '../../documents/diff/types.js'
+import type { Tenant } from '../documents.js'
 import { notFound } from '../../errors.js'
 import type { Storage } from '../../storage/port.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
@@ -35,8 +36,8 @@ export class Changelog {
     private readonly changes: Changes,
   ) {}
 
-  /** A page of a resource's changelog, newest first. */
-  async page(resource: ResourceRecord, page: PageRequest): Promise<Page<ChangelogEntry>> {
+  /** A page of a resource's changelog, newest first; its diffs are `tenant`'s work. */
+  async page(resource: ResourceRecord, page: PageRequest, tenant?: Tenant): Promise<Page<ChangelogEntry>> {
     const kind = resource.kind
     if (!isDiffable(kind)) throw notFound('changelog')
     const versions = await this.storage.read.versions.list(resource.id, page)
@@ -45,7 +46,7 @@ export class Changelog {
     const items: ChangelogEntry[] = []
     for (const version of versions.items) {
       const previous = version.number > 1 ? (await this.storage.read.versions.get(resource.id, version.number - 1)) ?? null : null
-      const result = previous ? await this.changes.diff(kind, this.changes.side(previous), this.changes.side(version)) : null
+      const result = previous ? await this.changes.diff(kind, this.changes.side(previous), this.changes.side(version), tenant) : null
       items.push({ version, previous, result })
     }
     return { items, total: versions.total }

@@ -9,7 +9,7 @@ import { notFound } from '../../errors.js'
 import type { BlobStore } from '../../storage/records.js'
 import type { Storage } from '../../storage/port.js'
 import type { PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
-import type { DocumentProcessor } from '../documents.js'
+import type { DocumentProcessor, Tenant } from '../documents.js'
 import { versionView } from '../resources/views.js'
 
 /** One side of a comparison: a document's checksum, and its text when it has to be compared. */
@@ -44,8 +44,8 @@ export class Changes {
     private readonly documents: DocumentProcessor,
   ) {}
 
-  /** The diff from one document to another (cached by their checksums). */
-  async diff(kind: DiffableKind, from: DiffSide, to: DiffSide): Promise<DiffResult> {
+  /** The diff from one document to another (cached by their checksums); computed as `tenant`'s work. */
+  async diff(kind: DiffableKind, from: DiffSide, to: DiffSide, tenant?: Tenant): Promise<DiffResult> {
     if (from.checksum === to.checksum) return NO_CHANGES
     const method = `${DIFF_KIND[kind]}/${DIFF_VERSION}`
     const cached = await this.storage.read.results.diff(method, from.checksum, to.checksum)
@@ -53,15 +53,15 @@ export class Changes {
     const key = `${method} ${from.checksum} ${to.checksum}`
     let running = this.#running.get(key)
     if (!running) {
-      running = this.compare(kind, method, from, to).finally(() => this.#running.delete(key))
+      running = this.compare(kind, method, from, to, tenant).finally(() => this.#running.delete(key))
       this.#running.set(key, running)
     }
     return running
   }
 
-  private async compare(kind: DiffableKind, method: string, from: DiffSide, to: DiffSide): Promise<DiffResult> {
+  private async compare(kind: DiffableKind, method: string, from: DiffSide, to: DiffSide, tenant: Tenant | undefined): Promise<DiffResult> {
     const [before, after] = await Promise.all([from.text(), to.text()])
-    const result = await this.documents.diff({ kind: DIFF_KIND[kind], before, after })
+    const result = await this.documents.diff({ kind: DIFF_KIND[kind], before, after }, tenant)
     await this.storage.transaction((tx) => tx.results.putDiff(method, from.checksum, to.checksum, result))
     return result
   }
@@ -75,7 +75,7 @@ export class Changes {
    * Two versions of a resource by number (`to` defaults to the current one, `from` to the one before
    * `to`) and the diff between them.
    */
-  async between(resource: ResourceRecord, fromNumber?: number, toNumber?: number): Promise<VersionDiff> {
+  async between(resource: ResourceRecord, fromNumber?: number, toNumber?: number, tenant?: Tenant): Promise<VersionDiff> {
     if (!isDiffable(resource.kind)) throw notFound('diff')
     const { versions } = this.storage.read
     const to = toNumber === undefined ? await versions.current(resource.id) : await versions.get(resource.id, toNumber)
@@ -85,7 +85,7 @@ export class Changes {
     if (!from) {
       throw notFound(fromNumber === undefined ? `a version before version ${to.number} (give 'from')` : `version ${fromNumber}`)
     }
-    return { from, to, result: await this.diff(resource.kind, this.side(from), this.side(to)) }
+    return { from, to, result: await this.diff(resource.kind, this.side(from), this.side(to), tenant) }
   }
 }
 

@@ -13,6 +13,7 @@ import { RegistryError, type ProblemItem } from '../../errors.js'
 import type { Storage } from '../../storage/port.js'
 import type { CompatibilityPolicy, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
 import { isDiffable, type Changes, type DiffSide } from './changes.js'
+import type { Tenant } from '../documents.js'
 
 export type { CompatibilityPolicy }
 
@@ -72,9 +73,9 @@ export class CompatibilityGate {
 
   /**
    * Checks a new document (an upload, or a version being restored) against the resource's policy;
-   * throws 422 `incompatible` with the breaking changes when it breaks it.
+   * throws 422 `incompatible` with the breaking changes when it breaks it. Diffs are `tenant`'s work.
    */
-  async check(resource: ResourceRecord, candidate: DiffSide): Promise<GateDecision> {
+  async check(resource: ResourceRecord, candidate: DiffSide, tenant?: Tenant): Promise<GateDecision> {
     const policy = policyOf(resource)
     const current = await this.storage.read.versions.current(resource.id)
     const decision: GateDecision = { policy, currentId: current?.id ?? null }
@@ -86,8 +87,8 @@ export class CompatibilityGate {
       for (const direction of directions(policy)) {
         const earlierSide = this.changes.side(earlier)
         const result = direction === 'backward'
-          ? await this.changes.diff(kind, earlierSide, candidate)
-          : await this.changes.diff(kind, candidate, earlierSide)
+          ? await this.changes.diff(kind, earlierSide, candidate, tenant)
+          : await this.changes.diff(kind, candidate, earlierSide, tenant)
         if (result.counts.breaking > 0) throw refusal(resource, policy, direction, earlier, result)
       }
     }
@@ -95,8 +96,8 @@ export class CompatibilityGate {
   }
 
   /** `check` for a stored version being made current again (a restore). */
-  checkVersion(resource: ResourceRecord, version: VersionRecord): Promise<GateDecision> {
-    return this.check(resource, this.changes.side(version))
+  checkVersion(resource: ResourceRecord, version: VersionRecord, tenant?: Tenant): Promise<GateDecision> {
+    return this.check(resource, this.changes.side(version), tenant)
   }
 
   /** True while a decision still applies: run inside the commit transaction with what is there now. */

@@ -67,7 +67,7 @@ export type ReportEvent = (organizationId: string, type: WebhookEventType, data:
  * it: a crash between their commit and this one loses the event) and for refusals, which store nothing else.
  */
 export async function reportEvent(storage: Storage, organizationId: string, type: WebhookEventType, data: Record<string, unknown>): Promise<void> {
-  await storage.transaction((tx) => emitEvent(tx, organizationId, type, data))
+  await storage.transaction((tx) => emitEvent(tx, organizationId, type, data), organizationId)
 }
 
 /** `reportEvent` on one storage, for features that are handed a reporter. */

@@ -6,7 +6,7 @@
  */
 import { RegistryError } from '../../errors.js'
 import type { DocumentFormat, Finding, LocatedFinding } from '../../documents/types.js'
-import type { DocumentProcessor } from '../documents.js'
+import type { DocumentProcessor, Tenant } from '../documents.js'
 
 /** The text a document was sent as, when it was sent as text (not as a JSON object in an envelope). */
 export interface SentText {
@@ -23,11 +23,13 @@ export function sentTextOf(digest: { text: string; format: DocumentFormat; seria
   return digest.serialized || digest.convertedFrom ? undefined : { text: digest.text, format: digest.format }
 }
 
-export async function locateFindings(documents: DocumentProcessor, sent: SentText | undefined, findings: Finding[]): Promise<LocatedFinding[]> {
+export async function locateFindings(
+  documents: DocumentProcessor, sent: SentText | undefined, findings: Finding[], tenant: Tenant | undefined,
+): Promise<LocatedFinding[]> {
   if (!sent || findings.length === 0) return findings
   let positions
   try {
-    ({ positions } = await documents.locate({ ...sent, paths: findings.map((f) => f.path) }))
+    ({ positions } = await documents.locate({ ...sent, paths: findings.map((f) => f.path) }, tenant))
   } catch (err) {
     // The positions help; a worker that failed to place them (busy past the time limit, shutting
     // down) must not turn the findings themselves into an error.

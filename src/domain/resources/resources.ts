@@ -7,7 +7,7 @@ import type {
 import type { DocumentInput } from '../documents.js'
 import { emitEvent, resourceSummary, versionEventData } from '../events/outbox.js'
 import { isUlid, newId, now } from './ids.js'
-import type { Actor } from '../accounts/organizations.js'
+import { tenantOf, type Actor } from '../accounts/organizations.js'
 import { checkSlug, deriveSlug } from './slugs.js'
 import { refuseControlCharacters } from '../outbound/stored-urls.js'
 import type { Uploads } from './uploads.js'
@@ -83,7 +83,7 @@ export class Resources {
     checkSlug(input.slug)
     if (kind === 'api' && input.ruleset_id !== undefined) await this.requireRuleset(this.storage.read, org, input.ruleset_id)
     const document = kind === 'ruleset' && input.document === undefined ? DEFAULT_RULESET : input.document
-    const prepared = document === undefined || kind === 'api' ? undefined : await this.uploads.prepareNew(kind, { document })
+    const prepared = document === undefined || kind === 'api' ? undefined : await this.uploads.prepareNew(kind, { document }, tenantOf(actor))
     if (prepared) await this.uploads.storeBlob(prepared)
 
     const at = now()
@@ -125,7 +125,7 @@ export class Resources {
       await emitEvent(tx, org, 'resource.created', { resource: resourceSummary(resource) }, resource.created_at)
       if (version) await emitEvent(tx, org, 'version.created', versionEventData(resource, version), version.created_at)
       return version ? { resource, version } : { resource }
-    })
+    }, org)
   }
 
   async update(actor: Actor, kind: ResourceKind, id: string, input: UpdateInput): Promise<ResourceRecord> {
@@ -157,7 +157,7 @@ export class Resources {
         resource: resourceSummary(next), changed: changedFields(current, next),
       }, next.updated_at)
       return next
-    })
+    }, actor.organization.id)
   }
 
   /** Deletes a resource and its versions, its references in other features, its mirror entry and its event: one transaction. */
@@ -177,7 +177,7 @@ export class Resources {
       await tx.resources.remove(resource.id)
       await tx.mirror.append(resource.organization_id, at, { change: 'delete', resource })
       await emitEvent(tx, resource.organization_id, 'resource.deleted', { resource: resourceSummary(resource) }, at)
-    })
+    }, found.organization_id)
   }
 
   upload(resource: ResourceRecord, input: DocumentInput) {

@@ -10,7 +10,7 @@
 import MiniSearch, { type SearchResult } from 'minisearch'
 import type { Storage } from '../../storage/port.js'
 import type { BlobStore, Page, PageRequest, ResourceKind, ResourceRecord, SearchTerms } from '../../storage/records.js'
-import type { DocumentProcessor } from '../documents.js'
+import type { DocumentProcessor, Tenant } from '../documents.js'
 
 export interface SearchHit {
   resource: ResourceRecord
@@ -73,10 +73,10 @@ export class Search {
   ) {}
 
   /** Ranked hits, best first; `total` counts every hit. */
-  async search(organizationId: string, query: SearchQuery, page: PageRequest): Promise<Page<SearchHit>> {
-    const organization = await this.organization(organizationId)
+  async search(organizationId: string, query: SearchQuery, page: PageRequest, tenant?: Tenant): Promise<Page<SearchHit>> {
+    const organization = await this.organization(organizationId, tenant)
     const run = organization.queue.then(async () => {
-      await this.catchUp(organizationId, organization)
+      await this.catchUp(organizationId, organization, tenant)
       return organization.engine.search(query.q, {
         filter: (result) => (!query.kind || result.kind === query.kind) && (!query.publicOnly || result.visibility === 'public'),
       })
@@ -94,18 +94,18 @@ export class Search {
     return [{ resource, score: result.score, matched: [...matched] }]
   }
 
-  /** The organization's search index, built at its first search. */
-  private organization(organizationId: string): Promise<OrganizationSearch> {
+  /** The organization's search index, built at its first search (as the work of the tenant searching). */
+  private organization(organizationId: string, tenant: Tenant | undefined): Promise<OrganizationSearch> {
     let found = this.#organizations.get(organizationId)
     if (!found) {
-      found = this.build(organizationId)
+      found = this.build(organizationId, tenant)
       found.catch(() => this.#organizations.delete(organizationId))
       this.#organizations.set(organizationId, found)
     }
     return found
   }
 
-  private async build(organizationId: string): Promise<OrganizationSearch> {
+  private async build(organizationId: string, tenant: Tenant | undefined): Promise<OrganizationSearch> {
     // Changes after this point are applied by catchUp, so none is lost while the build reads.
     const seq = await this.storage.read.mirror.lastSeq(organizationId)
     const engine = new MiniSearch<Entry>({
@@ -124,14 +124,14 @@ export class Search {
       const resources = (await this.storage.read.resources.list(organizationId, kind, ALL)).items
       // Documents not read before go to the workers a batch at a time, not one after the other.
       for (let start = 0; start < resources.length; start += BUILD_BATCH) {
-        engine.addAll(await this.entries(resources.slice(start, start + BUILD_BATCH)))
+        engine.addAll(await this.entries(resources.slice(start, start + BUILD_BATCH), tenant))
       }
     }
     return { engine, seq, queue: Promise.resolve() }
   }
 
   /** Applies the organization's changes since the last search: resources as they are now. */
-  private async catchUp(organizationId: string, organization: OrganizationSearch): Promise<void> {
+  private async catchUp(organizationId: string, organization: OrganizationSearch, tenant: Tenant | undefined): Promise<void> {
     const touched = new Set<string>()
     for (const change of await this.storage.read.mirror.history(organizationId, organization.seq)) {
       touched.add(change.change === 'version' ? change.resource_id : change.resource.id)
@@ -143,13 +143,13 @@ export class Search {
       if (organization.engine.has(id)) organization.engine.discard(id)
       if (resource) present.push(resource)
     }
-    if (present.length > 0) organization.engine.addAll(await this.entries(present))
+    if (present.length > 0) organization.engine.addAll(await this.entries(present, tenant))
   }
 
   /** The resources' entries; the terms of documents not read before are kept, in one transaction. */
-  private async entries(resources: ResourceRecord[]): Promise<Entry[]> {
+  private async entries(resources: ResourceRecord[], tenant: Tenant | undefined): Promise<Entry[]> {
     const fresh = new Map<string, SearchTerms>()
-    const entries = await Promise.all(resources.map((resource) => this.entry(resource, fresh)))
+    const entries = await Promise.all(resources.map((resource) => this.entry(resource, fresh, tenant)))
     if (fresh.size > 0) {
       await this.storage.transaction(async (tx) => {
         for (const [checksum, terms] of fresh) await tx.search.putTerms(checksum, terms)
@@ -158,8 +158,8 @@ export class Search {
     return entries
   }
 
-  private async entry(resource: ResourceRecord, fresh: Map<string, SearchTerms>): Promise<Entry> {
-    const document = await this.termsOf(resource, fresh)
+  private async entry(resource: ResourceRecord, fresh: Map<string, SearchTerms>, tenant: Tenant | undefined): Promise<Entry> {
+    const document = await this.termsOf(resource, fresh, tenant)
     return {
       id: resource.id,
       kind: resource.kind,
@@ -174,13 +174,13 @@ export class Search {
   }
 
   /** What the resource's current document holds: kept by checksum, read in a worker the first time (and added to `fresh`). */
-  private async termsOf(resource: ResourceRecord, fresh: Map<string, SearchTerms>): Promise<SearchTerms> {
+  private async termsOf(resource: ResourceRecord, fresh: Map<string, SearchTerms>, tenant: Tenant | undefined): Promise<SearchTerms> {
     const version = await this.storage.read.versions.current(resource.id)
     if (!version) return NO_TERMS
     const kept = await this.storage.read.search.getTerms(version.checksum)
     if (kept) return kept
     const text = (await this.blobs.get(version)).toString('utf8')
-    const terms = await this.documents.terms({ text })
+    const terms = await this.documents.terms({ text }, tenant)
     fresh.set(version.checksum, terms)
     return terms
   }

@@ -7,7 +7,7 @@ import type { ReadStores, Storage, Stores } from '../../storage/port.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../../storage/registry-records.js'
 import { diffSummaryView, isDiffable, type Changes, type DiffSide } from '../changes/changes.js'
 import { StaleGate, withGateRetries, type CompatibilityGate } from '../changes/compatibility.js'
-import { DOCUMENT_KIND, runAsCompanion, type DocumentInput, type DocumentProcessor } from '../documents.js'
+import { companionOf, DOCUMENT_KIND, type DocumentInput, type DocumentProcessor, type Tenant } from '../documents.js'
 import { locateFindings, sentTextOf, type SentText } from './finding-positions.js'
 import { newId, now } from './ids.js'
 import { blockingFindings, countFindings } from './lint-gate.js'
@@ -90,11 +90,13 @@ export class Uploads {
    * threshold, the compatibility policy or the resource's current version changed meanwhile, the
    * document is checked again against the gates as they are now (a few times at most, then 409).
    * `guard`, when given, runs inside the commit's transaction first and may refuse it (a repository
-   * sync's: only while it still holds its lease).
+   * sync's: only while it still holds its lease). The document work is `tenant`'s (see Tenant).
    */
-  async upload(resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload', guard?: (tx: Stores) => Promise<void>): Promise<UploadOutcome> {
+  async upload(
+    resource: ResourceRecord, input: DocumentInput, source: VersionSource = 'upload', guard?: (tx: Stores) => Promise<void>, tenant?: Tenant,
+  ): Promise<UploadOutcome> {
     try {
-      return await this.publish(resource, input, source, guard)
+      return await this.publish(resource, input, source, guard, tenant)
     } catch (error) {
       if (error instanceof RegistryError && BLOCKED.has(error.code)) await this.reportBlocked(resource, source, error)
       throw error
@@ -114,14 +116,14 @@ export class Uploads {
   }
 
   private async publish(
-    resource: ResourceRecord, input: DocumentInput, source: VersionSource, guard: ((tx: Stores) => Promise<void>) | undefined,
+    resource: ResourceRecord, input: DocumentInput, source: VersionSource, guard: ((tx: Stores) => Promise<void>) | undefined, tenant: Tenant | undefined,
   ): Promise<UploadOutcome> {
     const current = await this.storage.read.versions.current(resource.id)
     const known = this.rawDigests.get(resource.id)
     const digest = await this.documents.digest({
       ...input, kind: DOCUMENT_KIND[resource.kind],
       currentChecksum: current?.checksum ?? null, currentRaw: known && known.checksum === current?.checksum ? known.raw : null,
-    })
+    }, tenant)
     if (digest.raw) this.rawDigests.set(resource.id, { raw: digest.raw, checksum: digest.checksum })
     if (digest.unchanged) return { version: current!, created: false }
     let validated = false
@@ -132,18 +134,18 @@ export class Uploads {
       // The compatibility gate's diff runs beside validation and lint, on a worker the organization's cap
       // leaves free while nobody else waits (a companion task); its refusal counts only once the document
       // passed them. Its result is kept by checksum either way.
-      const compatibilityDecision = runAsCompanion(() => this.compatibility.check(latest, candidate))
+      const compatibilityDecision = this.compatibility.check(latest, candidate, companionOf(tenant))
       compatibilityDecision.catch(() => undefined)
-      const prepared = await this.check(latest, digest, await this.lintContext(read, latest), validated)
+      const prepared = await this.check(latest, digest, await this.lintContext(read, latest), validated, tenant)
       validated = true
       // A repository sync's text is the registry's own bundle: its findings are not placed in it.
-      const gate = await this.refuseBlocked(read, latest, prepared, source === 'upload' ? sentTextOf(prepared) : undefined)
+      const gate = await this.refuseBlocked(read, latest, prepared, source === 'upload' ? sentTextOf(prepared) : undefined, tenant)
       const compatibility = await compatibilityDecision
       // The blob first: the transaction below is the commit point that refers to it.
       await this.storeBlob(prepared)
       // The decisions, on the state the commit is checked against: the unchanged-upload no-op, the lint
       // gate, the compatibility gate and the next number.
-      return appendVersion(this.storage, resource.id, async (now, nowCurrent, tx) => {
+      return appendVersion(this.storage, resource, async (now, nowCurrent, tx) => {
         await guard?.(tx)
         if (nowCurrent?.checksum === prepared.checksum) return { unchanged: nowCurrent }
         if (!(await this.sameGate(tx, now, prepared, gate)) || !this.compatibility.holds(now, nowCurrent, compatibility)) throw new StaleGate()
@@ -163,38 +165,38 @@ export class Uploads {
    * Validates, lints and checks compatibility without storing anything (`?dry_run=true`): the same
    * 422 as the upload would answer, else the findings and the diff against the current version.
    */
-  async dryRun(resource: ResourceRecord, input: DocumentInput): Promise<DryRunOutcome> {
+  async dryRun(resource: ResourceRecord, input: DocumentInput, tenant?: Tenant): Promise<DryRunOutcome> {
     const { read } = this.storage
     const current = await read.versions.current(resource.id)
-    const digest = await this.digestNew(input, resource.kind)
-    const prepared = await this.check(resource, digest, await this.lintContext(read, resource))
+    const digest = await this.digestNew(input, resource.kind, tenant)
+    const prepared = await this.check(resource, digest, await this.lintContext(read, resource), false, tenant)
     const sent = sentTextOf(prepared)
-    await this.refuseBlocked(read, resource, prepared, sent)
+    await this.refuseBlocked(read, resource, prepared, sent, tenant)
     const candidate = candidateSide(digest)
-    await this.compatibility.check(resource, candidate)
+    await this.compatibility.check(resource, candidate, tenant)
     const outcome: DryRunOutcome = {
       checksum: prepared.checksum,
       unchanged: current?.checksum === prepared.checksum,
-      findings: await locateFindings(this.documents, sent, prepared.lint?.findings ?? []),
+      findings: await locateFindings(this.documents, sent, prepared.lint?.findings ?? [], tenant),
     }
     if (current && !outcome.unchanged && isDiffable(resource.kind)) {
-      outcome.diff = diffSummaryView(current, await this.changes.diff(resource.kind, this.changes.side(current), candidate))
+      outcome.diff = diffSummaryView(current, await this.changes.diff(resource.kind, this.changes.side(current), candidate, tenant))
     }
     if (resource.kind === 'api') outcome.converted_from = prepared.convertedFrom ?? null
     return outcome
   }
 
   /** Digest and check a document for a resource that does not exist yet (create with `document`). */
-  async prepareNew(kind: ResourceKind, input: DocumentInput): Promise<PreparedDocument> {
-    return this.check({ kind }, await this.digestNew(input, kind), undefined)
+  async prepareNew(kind: ResourceKind, input: DocumentInput, tenant?: Tenant): Promise<PreparedDocument> {
+    return this.check({ kind }, await this.digestNew(input, kind, tenant), undefined, false, tenant)
   }
 
   /**
    * Digests a document without comparing it to a current version (so it is never `unchanged`); as an
    * upload to `kind` (an API's converts Swagger 2.0 and Postman), or as it is (the lint route).
    */
-  private async digestNew(input: DocumentInput, kind?: ResourceKind): Promise<Extract<DigestResult, { unchanged: false }>> {
-    const digest = await this.documents.digest({ ...input, ...(kind && { kind: DOCUMENT_KIND[kind] }), currentChecksum: null })
+  private async digestNew(input: DocumentInput, kind: ResourceKind | undefined, tenant: Tenant | undefined): Promise<Extract<DigestResult, { unchanged: false }>> {
+    const digest = await this.documents.digest({ ...input, ...(kind && { kind: DOCUMENT_KIND[kind] }), currentChecksum: null }, tenant)
     if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
     return digest
   }
@@ -241,18 +243,18 @@ export class Uploads {
    * Lints any document with a ruleset's current version (the ruleset lint route); cached like uploads,
    * and placed in the text sent.
    */
-  async lintWith(ruleset: ResourceRecord, input: DocumentInput): Promise<LocatedFinding[]> {
+  async lintWith(ruleset: ResourceRecord, input: DocumentInput, tenant?: Tenant): Promise<LocatedFinding[]> {
     const version = await this.storage.read.versions.current(ruleset.id)
     if (!version) throw new RegistryError('invalid_reference', 'the ruleset has no current version')
-    const digest = await this.digestNew(input)
-    return locateFindings(this.documents, sentTextOf(digest), await this.lintResult(version, digest))
+    const digest = await this.digestNew(input, undefined, tenant)
+    return locateFindings(this.documents, sentTextOf(digest), await this.lintResult(version, digest, tenant), tenant)
   }
 
-  private async lintResult(version: VersionRecord, digest: Extract<DigestResult, { unchanged: false }>): Promise<Finding[]> {
+  private async lintResult(version: VersionRecord, digest: Extract<DigestResult, { unchanged: false }>, tenant: Tenant | undefined): Promise<Finding[]> {
     const cached = await this.storage.read.results.lint(version.checksum, digest.checksum)
     this.metrics.lintCache(cached !== undefined)
     if (cached) return cached
-    const { findings } = await this.documents.lint({ canonical: digest.canonical, ruleset: await this.rulesetInput(version) })
+    const { findings } = await this.documents.lint({ canonical: digest.canonical, ruleset: await this.rulesetInput(version) }, tenant)
     await this.keepLintResult(version.checksum, digest.checksum, findings)
     return findings
   }
@@ -278,7 +280,8 @@ export class Uploads {
     resource: Pick<ResourceRecord, 'kind'> & Partial<Pick<ResourceRecord, 'organization_id'>>,
     digest: Extract<DigestResult, { unchanged: false }>,
     lint: LintContext | undefined,
-    validated = false,
+    validated: boolean,
+    tenant: Tenant | undefined,
   ): Promise<PreparedDocument> {
     const { kind } = resource
     const documentKind = DOCUMENT_KIND[kind]
@@ -298,7 +301,7 @@ export class Uploads {
           ruleset: needsLint ? await this.rulesetInput(lint.version) : undefined,
           registryDocuments,
           ...(digest.convertedFrom && { convertedFrom: digest.convertedFrom }),
-        })
+        }, tenant)
       : { summary: digest.summary }
     if (needsLint) await this.keepLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
     const prepared: PreparedDocument = {
@@ -314,14 +317,16 @@ export class Uploads {
    * Throws lint_blocked when findings meet the API's threshold, each placed in `sent` when given;
    * answers the threshold applied.
    */
-  private async refuseBlocked(stores: ReadStores, api: ResourceRecord, prepared: PreparedDocument, sent: SentText | undefined): Promise<BlockingSeverity> {
+  private async refuseBlocked(
+    stores: ReadStores, api: ResourceRecord, prepared: PreparedDocument, sent: SentText | undefined, tenant: Tenant | undefined,
+  ): Promise<BlockingSeverity> {
     const threshold = await thresholdOf(stores, api)
     if (!prepared.lint) return threshold
     const blocking = blockingFindings(prepared.lint.findings, threshold)
     if (blocking.length === 0) return threshold
     const n = blocking.length
     throw new RegistryError('lint_blocked', `${n} finding${n === 1 ? '' : 's'} at or above '${threshold}' block this publish`,
-      (await locateFindings(this.documents, sent, blocking)).map((f) => ({ ...f })))
+      (await locateFindings(this.documents, sent, blocking, tenant)).map((f) => ({ ...f })))
   }
 
   private async rulesetInput(version: VersionRecord): Promise<RulesetInput> {

@@ -4,7 +4,7 @@ import type { DocumentFormat } from '../../documents/types.js'
 import type { BlobStore } from '../../storage/records.js'
 import type { Storage, Stores } from '../../storage/port.js'
 import type { Page, PageRequest, ResourceRecord, VersionRecord } from '../../storage/registry-records.js'
-import type { DocumentProcessor } from '../documents.js'
+import type { DocumentProcessor, Tenant } from '../documents.js'
 import { emitEvent, versionEventData, versionEventType } from '../events/outbox.js'
 import { isUlid, newId, now } from './ids.js'
 import { StaleGate, withGateRetries, type CompatibilityGate } from '../changes/compatibility.js'
@@ -67,12 +67,12 @@ export class Versions {
    * version already has that content, nothing is written and `created` is false. The compatibility
    * gate applies as to an upload: clients of the current version must not break (docs/changes.md).
    */
-  async restore(resource: ResourceRecord, versionId: string): Promise<{ version: VersionRecord; created: boolean }> {
+  async restore(resource: ResourceRecord, versionId: string, tenant?: Tenant): Promise<{ version: VersionRecord; created: boolean }> {
     const source = await this.byId(resource, versionId)
     return withGateRetries(async () => {
       const latest = (await this.storage.read.resources.get(resource.id)) ?? resource
-      const decision = await this.compatibility.checkVersion(latest, source)
-      return appendVersion(this.storage, resource.id, (committed, current) => {
+      const decision = await this.compatibility.checkVersion(latest, source, tenant)
+      return appendVersion(this.storage, resource, (committed, current) => {
         if (current && current.checksum === source.checksum) return { unchanged: current }
         if (!this.compatibility.holds(committed, current, decision)) throw new StaleGate()
         return {
@@ -82,14 +82,14 @@ export class Versions {
     }, `the ${resource.kind}'s compatibility or current version kept changing during the restore; retry it`)
   }
 
-  /** The stored bytes in the version's own format, or converted to the other one. */
-  async read(version: VersionRecord, format: DocumentFormat = version.format): Promise<StoredDocument> {
+  /** The stored bytes in the version's own format, or converted to the other one (as `tenant`'s work). */
+  async read(version: VersionRecord, format: DocumentFormat = version.format, tenant?: Tenant): Promise<StoredDocument> {
     const own = await this.blobs.get(version)
     if (format === version.format) return { version, format, bytes: own }
     const key = `${version.digest}.${format}`
     let bytes = this.converted.get(key)
     if (!bytes) {
-      const { text } = await this.documents.convert({ text: own.toString('utf8'), from: version.format, to: format })
+      const { text } = await this.documents.convert({ text: own.toString('utf8'), from: version.format, to: format }, tenant)
       bytes = Buffer.from(text, 'utf8')
       this.converted.set(key, bytes)
     }
@@ -101,15 +101,15 @@ export class Versions {
    * reader may see them (see registry-refs.ts); its checksum is that of the bundled document. A
    * document without such references is the stored one.
    */
-  async bundled(version: VersionRecord, format: DocumentFormat, reader: Reader): Promise<{ bytes: Buffer; checksum: string }> {
+  async bundled(version: VersionRecord, format: DocumentFormat, reader: Reader, tenant?: Tenant): Promise<{ bytes: Buffer; checksum: string }> {
     const own = await this.blobs.get(version)
     const candidates = version.kind === 'api' && own.includes('/@') ? this.references.candidates(own.toString('utf8')) : []
-    if (candidates.length === 0) return { bytes: (await this.read(version, format)).bytes, checksum: version.checksum }
+    if (candidates.length === 0) return { bytes: (await this.read(version, format, tenant)).bytes, checksum: version.checksum }
     const { documents } = await this.references.lookUp(candidates, reader)
     const key = [version.digest, format, ...Object.values(documents).map((d) => `${d.name}=${d.checksum}`)].join(' ')
     let bundle = this.bundledCache.get(key)
     if (!bundle) {
-      const { text, checksum } = await this.documents.bundle({ text: own.toString('utf8'), to: format, registryDocuments: documents })
+      const { text, checksum } = await this.documents.bundle({ text: own.toString('utf8'), to: format, registryDocuments: documents }, tenant)
       bundle = { bytes: Buffer.from(text, 'utf8'), checksum }
       this.bundledCache.set(key, bundle)
     }
@@ -133,18 +133,18 @@ type VersionOutcome = { version: VersionRecord } | { unchanged: VersionRecord }
  */
 export function appendVersion(
   storage: Storage,
-  resourceId: string,
+  appendTo: Pick<ResourceRecord, 'id' | 'organization_id'>,
   build: (resource: ResourceRecord, current: VersionRecord | undefined, tx: Stores) => VersionOutcome | Promise<VersionOutcome>,
 ): Promise<{ version: VersionRecord; created: boolean }> {
   return storage.transaction(async (tx) => {
-    const resource = await tx.resources.get(resourceId)
+    const resource = await tx.resources.get(appendTo.id)
     if (!resource) throw notFound()
-    const outcome = await build(resource, await tx.versions.current(resourceId), tx)
+    const outcome = await build(resource, await tx.versions.current(appendTo.id), tx)
     if ('unchanged' in outcome) return { version: outcome.unchanged, created: false }
     const { version } = outcome
     const updated = await tx.versions.append(version)
     await tx.mirror.append(updated.organization_id, version.created_at, { change: 'version', resource: updated, version })
     await emitEvent(tx, updated.organization_id, versionEventType(version), versionEventData(updated, version), version.created_at)
     return { version, created: true }
-  })
+  }, appendTo.organization_id)
 }

@@ -31,11 +31,6 @@ export interface LmdbStorageOptions {
   documentCacheBytes?: number
   /** How often a conflicting transaction runs before 409 `conflict` (default 10). */
   attempts?: number
-  /**
-   * The queue a transaction joins, asked when it is started (the registry answers the organization of
-   * the request being served). Default: one queue for the whole process.
-   */
-  laneOf?: () => string
 }
 
 export class LmdbStorage implements Storage {
@@ -51,7 +46,7 @@ export class LmdbStorage implements Storage {
     this.environment = openEnvironment(directory)
     this.blobs = new FsBlobStore(directory, { cacheBytes: options.documentCacheBytes })
     this.attempts = options.attempts ?? DEFAULT_ATTEMPTS
-    this.lanes = new Lanes(options.laneOf)
+    this.lanes = new Lanes()
     this.read = this.stores(new CommittedAccess(), () => {
       throw new Error('storage writes happen inside storage.transaction()')
     })
@@ -60,8 +55,8 @@ export class LmdbStorage implements Storage {
   /** One transaction at a time per organization, organizations side by side (lanes.ts). */
   private readonly lanes: Lanes
 
-  transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
-    return this.lanes.run(() => this.run(work))
+  transaction<T>(work: (tx: Stores) => Promise<T>, lane = ''): Promise<T> {
+    return this.lanes.run(lane, () => this.run(work))
   }
 
   /** Lanes with a transaction running or waiting (tests see that idle lanes are forgotten). */

@@ -54,8 +54,6 @@ export interface PostgresStorageOptions {
   poolSize?: number
   /** How often a conflicting transaction runs before 409 `conflict` (default 10). */
   attempts?: number
-  /** The commit queue a transaction joins (lanes.ts; the registry answers the request's organization). */
-  laneOf?: () => string
 }
 
 export class PostgresStorage implements Storage {
@@ -64,10 +62,10 @@ export class PostgresStorage implements Storage {
   readonly read: ReadStores
   private readonly listeners: ((what: { journal: boolean }) => void)[] = []
 
-  private readonly lanes: Lanes
+  /** One transaction at a time per organization, organizations side by side (lanes.ts). */
+  private readonly lanes = new Lanes()
 
-  private constructor(private readonly url: string, private readonly pool: pg.Pool, private readonly attempts: number, laneOf?: () => string) {
-    this.lanes = new Lanes(laneOf)
+  private constructor(private readonly url: string, private readonly pool: pg.Pool, private readonly attempts: number) {
     this.blobs = new PgBlobStore(pool)
     this.read = this.stores(pool, new PgMirrorJournal(pool), new CommittedVersions())
   }
@@ -89,11 +87,11 @@ export class PostgresStorage implements Storage {
       throw error
     }
     // From here on, a database that cannot be reached is a 503 (unavailable.ts); at start it was DatabaseUnavailable.
-    return new PostgresStorage(url, answeringUnavailable(pool), options.attempts ?? DEFAULT_ATTEMPTS, options.laneOf)
+    return new PostgresStorage(url, answeringUnavailable(pool), options.attempts ?? DEFAULT_ATTEMPTS)
   }
 
-  transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
-    return this.lanes.run(() => this.run(work))
+  transaction<T>(work: (tx: Stores) => Promise<T>, lane = ''): Promise<T> {
+    return this.lanes.run(lane, () => this.run(work))
   }
 
   private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {

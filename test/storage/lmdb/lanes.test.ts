@@ -3,7 +3,6 @@
  * the registry) run one at a time, lanes run side by side. With one queue for the whole process, another
  * organization's upload waited behind every commit of one key's burst.
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
@@ -13,18 +12,16 @@ import { appendNext, organization, resource } from '../contract/contract.js'
 
 function open(t: Test, attempts?: number) {
   const directory = tempDir()
-  const lane = new AsyncLocalStorage<string>()
-  const storage = new LmdbStorage(directory, { laneOf: () => lane.getStore() ?? '', attempts })
+  const storage = new LmdbStorage(directory, { attempts })
   t.teardown(async () => {
     await storage.close()
     rmSync(directory, { recursive: true, force: true })
   })
-  const inLane = <T>(name: string, work: () => Promise<T>): Promise<T> => lane.run(name, work)
-  return { storage, inLane }
+  return { storage }
 }
 
 t.test("a lane's transaction does not wait behind another lane's queue; one lane's run in order", async (t) => {
-  const { storage, inLane } = open(t)
+  const { storage } = open(t)
   const acme = organization('acme')
   const other = organization('other')
   await storage.transaction(async (tx) => {
@@ -35,13 +32,13 @@ t.test("a lane's transaction does not wait behind another lane's queue; one lane
   const held = new Promise<void>((resolve) => { release = resolve })
   const done: string[] = []
   // acme's first transaction is held open; its second waits for it.
-  const first = inLane(acme.id, () => storage.transaction(async (tx) => {
+  const first = storage.transaction(async (tx) => {
     await held
     await tx.resources.create(resource(acme.id, 'first'))
-  })).then(() => done.push('acme 1'))
-  const second = inLane(acme.id, () => storage.transaction((tx) => tx.resources.create(resource(acme.id, 'second'))))
+  }, acme.id).then(() => done.push('acme 1'))
+  const second = storage.transaction((tx) => tx.resources.create(resource(acme.id, 'second')), acme.id)
     .then(() => done.push('acme 2'))
-  const theirs = inLane(other.id, () => storage.transaction((tx) => tx.resources.create(resource(other.id, 'theirs'))))
+  const theirs = storage.transaction((tx) => tx.resources.create(resource(other.id, 'theirs')), other.id)
     .then(() => done.push('other'))
   // Bounded, so that a queue shared by every lane shows as a failure, not as a test that hangs.
   await Promise.race([theirs, sleep(10_000, undefined, { ref: false })])
@@ -66,18 +63,18 @@ async function withShop(storage: LmdbStorage) {
 const numbers = (versions: { number: number }[]) => versions.map((v) => v.number).sort((a, b) => a - b)
 
 t.test('20 concurrent appends in one lane run one at a time: none gives up with 409', async (t) => {
-  const { storage, inLane } = open(t)
+  const { storage } = open(t)
   const { acme, shop } = await withShop(storage)
   // With the default 10 attempts, 20 optimistic transactions at once conflicted and some gave up.
-  const appended = await Promise.all(Array.from({ length: 20 }, () => inLane(acme.id, () => storage.transaction((tx) => appendNext(tx, shop.id)))))
+  const appended = await Promise.all(Array.from({ length: 20 }, () => storage.transaction((tx) => appendNext(tx, shop.id), acme.id)))
   t.same(numbers(appended), Array.from({ length: 20 }, (_, i) => i + 1))
 })
 
 t.test('appends to one resource from two lanes are checked at commit and run again: gapless', async (t) => {
-  const { storage, inLane } = open(t, 1_000)
+  const { storage } = open(t, 1_000)
   const { shop } = await withShop(storage)
   // Two lanes on one resource (an operator's tool and a request, say) do conflict, and run again.
-  const appended = await Promise.all(Array.from({ length: 10 }, (_, i) => inLane(i % 2 ? 'a' : 'b', () => storage.transaction((tx) => appendNext(tx, shop.id)))))
+  const appended = await Promise.all(Array.from({ length: 10 }, (_, i) => storage.transaction((tx) => appendNext(tx, shop.id), i % 2 ? 'a' : 'b')))
   t.same(numbers(appended), Array.from({ length: 10 }, (_, i) => i + 1))
   t.equal((await storage.read.resources.get(shop.id))?.last_number, 10)
 })
