@@ -33,12 +33,7 @@ export function versionView(version: VersionRecord): Record<string, unknown> {
   return view
 }
 
-/** The threshold that applies to an API: its own, else its ruleset's default, else `off`. */
-export async function effectiveSeverity(stores: ReadStores, api: ResourceRecord): Promise<BlockingSeverity> {
-  return severityOf(api, api.ruleset_id ? await stores.resources.get(api.ruleset_id) : undefined)
-}
-
-/** `effectiveSeverity` with the API's ruleset already read (undefined: none, or gone). */
+/** The threshold that applies to an API: its own, else its ruleset's default (undefined: none, or gone), else `off`. */
 export function severityOf(api: ResourceRecord, ruleset: ResourceRecord | undefined): BlockingSeverity {
   if (api.blocking_severity) return api.blocking_severity
   if (!api.ruleset_id) return 'off'
@@ -69,9 +64,26 @@ export function settableFields(resource: ResourceRecord): Record<string, unknown
 
 /** A resource as clients see it: its settings, the threshold that applies, and its current version. */
 export async function resourceView(stores: ReadStores, resource: ResourceRecord): Promise<Record<string, unknown>> {
+  const { current, ruleset } = await resourceViewRecords(stores, resource)
+  return resourceViewOf(resource, current, ruleset)
+}
+
+/** What a resource's view is made of besides the resource: its current version and (APIs) its ruleset. */
+export interface ResourceViewRecords {
+  current: VersionRecord | undefined
+  ruleset: ResourceRecord | undefined
+}
+
+export async function resourceViewRecords(stores: ReadStores, resource: ResourceRecord): Promise<ResourceViewRecords> {
   const current = await stores.versions.currentOf(resource)
+  const ruleset = resource.kind === 'api' && resource.ruleset_id ? await stores.resources.get(resource.ruleset_id) : undefined
+  return { current, ruleset }
+}
+
+/** `resourceView` from the records read: a pure function of them. */
+export function resourceViewOf(resource: ResourceRecord, current: VersionRecord | undefined, ruleset: ResourceRecord | undefined): Record<string, unknown> {
   const view: Record<string, unknown> = { id: resource.id, organization_id: resource.organization_id, ...settableFields(resource) }
-  if (resource.kind === 'api') view.effective_blocking_severity = await effectiveSeverity(stores, resource)
+  if (resource.kind === 'api') view.effective_blocking_severity = severityOf(resource, ruleset)
   view.current = current ? versionView(current) : null
   view.created_at = resource.created_at
   view.updated_at = resource.updated_at
