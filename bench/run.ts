@@ -16,6 +16,7 @@ import { newId, now } from '../src/domain/resources/ids.js'
 import { LmdbStorage } from '../src/storage/lmdb/storage.js'
 import type { ResourceRecord } from '../src/storage/registry-records.js'
 import { generateOpenApi } from './generate.js'
+import { lintMemory } from './lint-memory.js'
 import { lintBothWays, medianCorpusDocuments, withOneOperationChanged } from './lint-versus-spectral.js'
 import { compareThroughput, load, median } from './load.js'
 import { peakRssMb, startBaseline, startRegistry, type Started } from './processes.js'
@@ -36,7 +37,10 @@ const asJson = args.includes('--json')
 const corpusDir = args.includes('--corpus') ? args[args.indexOf('--corpus') + 1] : undefined
 /** `--reference FILE[,FILE…]`: the documents of figure 10 (default: the corpus file nearest 2.5 MB, or a generated one). */
 const referenceFiles = args.includes('--reference') ? args[args.indexOf('--reference') + 1].split(',') : undefined
-/** `--only reads,upload,lint,changes,fairness,scale,storage,console,reference` runs some groups of figures (for iterating on one). */
+/**
+ * `--only reads,upload,lint,changes,fairness,scale,storage,console,reference` runs some groups of figures (for iterating on one).
+ * `--only memory` runs figure 8 alone, on servers of its own (bench/lint-memory.ts); a full run leaves it out.
+ */
 const only = args.includes('--only') ? new Set(args[args.indexOf('--only') + 1].split(',')) : undefined
 const runs = (group: string) => !only || only.has(group)
 const log = (message: string) => { if (!asJson) process.stderr.write(`${message}\n`) }
@@ -151,6 +155,12 @@ async function seedApis(storage: string, count: number): Promise<void> {
 async function main() {
   log(`registry bench on ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; work dir ${work}`)
   const docs = documents()
+  if (only?.has('memory')) {
+    const peaks = await lintMemory(args)
+    const peak = Math.max(...peaks)
+    rows.push({ figure: `8. peak resident memory of the server (linting 5 MB), MB, the largest of ${peaks.length} run(s)`, registry: peak, baseline: null, unit: 'MB', ratio: null, target: '< 1024 MB (issue 19 item 3)', pass: peak < 1024 })
+    if (only.size === 1) return
+  }
 
   const registry = await startRegistry(join(work, 'main'), KEY)
   running.push(registry)
