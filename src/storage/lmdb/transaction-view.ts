@@ -9,6 +9,7 @@
  * outcome is serializable across every process that opens the environment (the server, the CLI).
  */
 import { compareKeys, type Database, type RootDatabase } from 'lmdb'
+import { deepFreeze } from '../frozen.js'
 
 /** Keys of the index: lmdb's ordered-binary encoding of strings, numbers and arrays of them. */
 export type Key = string | number | (string | number)[]
@@ -118,15 +119,6 @@ export class CommittedAccess implements LmdbAccess {
   atCommit(): void {
     throw new Error('storage writes happen inside storage.transaction()')
   }
-}
-
-/** Freezes a decoded record and the objects and arrays in it (byte arrays cannot be frozen: left as they are). */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const inner of Object.values(value)) deepFreeze(inner)
-  }
-  return value
 }
 
 const REMOVED = Symbol('removed')

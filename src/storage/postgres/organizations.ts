@@ -2,23 +2,12 @@ import { RegistryError, notFound } from '../../errors.js'
 import type { KeyStore, KeyWithOrganization, OrganizationStore, ResourceLookup } from '../port.js'
 import type { KeyRecord, OrganizationRecord, ResourceRecord } from '../records.js'
 import { json, recordOf, recordsOf, run, type Prepared, type Sql } from './sql.js'
+import type { CommittedRecords } from './committed-records.js'
+import { readKey, type KeyReads } from './key-reads.js'
 
 // Read on every request with a key (or a console session): prepared once per connection (sql.ts).
 const ORGANIZATION_BY_ID: Prepared = { name: 'organization-by-id', text: 'SELECT record FROM organizations WHERE id = $1' }
 const KEY_BY_ID: Prepared = { name: 'key-by-id', text: 'SELECT record FROM keys WHERE id = $1' }
-const KEY_BY_HASH_WITH_ORGANIZATION: Prepared = {
-  name: 'key-by-hash-with-organization',
-  text: 'SELECT k.record AS key, o.record AS organization FROM keys k LEFT JOIN organizations o ON o.id = k.organization_id WHERE k.hash = $1',
-}
-// The same with the resource a read names, so that `GET /v1/apis/{api}` makes one round trip, not two.
-const withResource = (by: 'id' | 'slug'): Prepared => ({
-  name: `key-by-hash-with-organization-and-resource-by-${by}`,
-  text: `SELECT k.record AS key, o.record AS organization, r.record AS resource FROM keys k
-    LEFT JOIN organizations o ON o.id = k.organization_id
-    LEFT JOIN resources r ON r.${by} = $3 AND r.organization_id = k.organization_id AND r.kind = $2
-    WHERE k.hash = $1`,
-})
-const KEY_WITH_RESOURCE = { id: withResource('id'), slug: withResource('slug') }
 
 export class PgOrganizations implements OrganizationStore {
   constructor(private readonly sql: Sql) {}
@@ -49,7 +38,11 @@ export class PgOrganizations implements OrganizationStore {
 }
 
 export class PgKeys implements KeyStore {
-  constructor(private readonly sql: Sql) {}
+  /**
+   * `committed` and `together`: outside transactions only (inside one, each read is its own statement and
+   * parsed anew: its records are the caller's).
+   */
+  constructor(private readonly sql: Sql, private readonly committed?: CommittedRecords, private readonly together?: KeyReads) {}
 
   get(id: string): Promise<KeyRecord | undefined> {
     return recordOf(this.sql, KEY_BY_ID, [id])
@@ -60,13 +53,14 @@ export class PgKeys implements KeyStore {
   }
 
   async byHashWithOrganization(hash: string, along?: ResourceLookup): Promise<KeyWithOrganization | undefined> {
-    if (along) {
-      const { rows: [found] } = await run<{ key: KeyRecord; organization: OrganizationRecord | null; resource: ResourceRecord | null }>(
-        this.sql, KEY_WITH_RESOURCE[along.by], [hash, along.kind, along.ref])
-      return found && { key: found.key, organization: found.organization ?? undefined, ...(found.resource ? { resource: found.resource } : {}) }
-    }
-    const { rows: [found] } = await run<{ key: KeyRecord; organization: OrganizationRecord | null }>(this.sql, KEY_BY_HASH_WITH_ORGANIZATION, [hash])
-    return found && { key: found.key, organization: found.organization ?? undefined }
+    const found = this.together ? await this.together.read(hash, along) : await readKey(this.sql, hash, along)
+    if (!found) return undefined
+    const parse = <T>(slot: string, text: string | null | undefined): T | undefined =>
+      text == null ? undefined : this.committed ? this.committed.of<T>(slot, text) : JSON.parse(text) as T
+    const key = parse<KeyRecord>(`k${hash}`, found.key)!
+    const organization = parse<OrganizationRecord>(`o${key.organization_id}`, found.organization)
+    const resource = along && parse<ResourceRecord>(`r${along.kind}/${along.by}/${along.ref}\n${key.organization_id}`, found.resource)
+    return { key, organization, ...(resource ? { resource } : {}) }
   }
 
   list(organizationId: string): Promise<KeyRecord[]> {

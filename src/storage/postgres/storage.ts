@@ -15,6 +15,8 @@ import { PgKeys, PgOrganizations } from './organizations.js'
 import { PgResources } from './resources.js'
 import type { Sql } from './sql.js'
 import { CommittedVersions, PgVersions } from './versions.js'
+import { CommittedRecords } from './committed-records.js'
+import { KeyReads } from './key-reads.js'
 import { PgWebhooks } from './webhooks.js'
 import { PgResults } from './results.js'
 import { PgSessions } from './sessions.js'
@@ -67,7 +69,7 @@ export class PostgresStorage implements Storage {
 
   private constructor(private readonly url: string, private readonly pool: pg.Pool, private readonly attempts: number) {
     this.blobs = new PgBlobStore(pool)
-    this.read = this.stores(pool, new PgMirrorJournal(pool), new CommittedVersions())
+    this.read = this.stores(pool, new PgMirrorJournal(pool), { versions: new CommittedVersions(), records: new CommittedRecords(), keyReads: new KeyReads(this.pool) })
   }
 
   /** Connects, applies the migrations this database has not run (refusing a newer schema), and answers the storage. */
@@ -134,7 +136,8 @@ export class PostgresStorage implements Storage {
     await this.pool.end()
   }
 
-  private stores(sql: Sql, mirror: PgMirrorJournal, committedVersions?: CommittedVersions): Stores {
+  /** `committed`: for the reads outside transactions (see PgVersions and PgKeys). */
+  private stores(sql: Sql, mirror: PgMirrorJournal, committed?: { versions: CommittedVersions; records: CommittedRecords; keyReads: KeyReads }): Stores {
     const holders = {
       mirror,
       webhooks: new PgWebhooks(sql),
@@ -144,9 +147,9 @@ export class PostgresStorage implements Storage {
     return {
       ...holders,
       organizations: new PgOrganizations(sql),
-      keys: new PgKeys(sql),
+      keys: new PgKeys(sql, committed?.records, committed?.keyReads),
       resources: new PgResources(sql),
-      versions: new PgVersions(sql, committedVersions),
+      versions: new PgVersions(sql, committed?.versions),
       results: new PgResults(sql),
       sessions: new PgSessions(sql),
       sites: new PgSites(sql),

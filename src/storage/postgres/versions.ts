@@ -3,6 +3,7 @@ import { RegistryError, notFound } from '../../errors.js'
 import type { VersionStore } from '../port.js'
 import type { Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord } from '../records.js'
 import { json, recordOf, recordsOf, run, type Prepared, type Sql } from './sql.js'
+import { deepFreeze } from '../frozen.js'
 
 // Read for every resource shown: prepared once per connection (sql.ts).
 const CURRENT_VERSION: Prepared = {
@@ -13,20 +14,21 @@ const VERSION_TEXT: Prepared = { name: 'version-text', text: 'SELECT record::tex
 import { tallyVersionWritten } from './tallies.js'
 
 /**
- * Version records read by `currentOf`, kept as their stored text (each answer is parsed anew, so no
- * caller shares an object with another), by resource id and number: a version never changes once
- * committed, so nothing here can be stale, on this replica or any other.
+ * Version records read by `currentOf`, by resource id and number: a version never changes once
+ * committed, so nothing here can be stale, on this replica or any other. Shared by every reader, so
+ * frozen (a caller copies to change), as LMDB's committed records are.
  */
 export class CommittedVersions {
-  private readonly texts = new LRUCache<string, string>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (text) => Math.max(1, text.length) })
+  private readonly records = new LRUCache<string, { record: VersionRecord }>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (_, key) => Math.max(1, key.length + 512) })
 
   get(resourceId: string, number: number): VersionRecord | undefined {
-    const text = this.texts.get(`${resourceId}/${number}`)
-    return text === undefined ? undefined : JSON.parse(text) as VersionRecord
+    return this.records.get(`${resourceId}/${number}`)?.record
   }
 
-  set(resourceId: string, number: number, text: string): void {
-    this.texts.set(`${resourceId}/${number}`, text)
+  set(resourceId: string, number: number, text: string): VersionRecord {
+    const record = deepFreeze(JSON.parse(text) as VersionRecord)
+    this.records.set(`${resourceId}/${number}`, { record }, { size: Math.max(1, text.length) })
+    return record
   }
 }
 
@@ -45,8 +47,7 @@ export class PgVersions implements VersionStore {
     if (kept) return kept
     const { rows: [found] } = await run<{ record: string }>(this.sql, VERSION_TEXT, [resource.id, resource.last_number])
     if (!found) return undefined
-    this.committed.set(resource.id, resource.last_number, found.record)
-    return JSON.parse(found.record) as VersionRecord
+    return this.committed.set(resource.id, resource.last_number, found.record)
   }
 
   get(resourceId: string, number: number): Promise<VersionRecord | undefined> {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import type { Test } from 'tap'
 import { newId, now } from '../../../src/domain/resources/ids.js'
 import { RegistryError } from '../../../src/errors.js'
-import type { Storage, Stores } from '../../../src/storage/port.js'
+import type { ResourceLookup, Storage, Stores } from '../../../src/storage/port.js'
 import type {
   BlobRef, KeyRecord, OrganizationRecord, ResourceKind, ResourceRecord, VersionRecord, WebhookDeliveryRecord,
   WebhookEndpointRecord, WebhookEventRecord,
@@ -139,6 +139,46 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.same(await storage.transaction((tx) => tx.keys.byHashWithOrganization(second.hash)), { key: second, organization: acme }, 'and in a transaction')
     await t.rejects(storage.transaction((tx) => tx.keys.put(key(newId()))), notFound)
     await t.rejects(storage.transaction((tx) => tx.keys.put({ ...key(acme.id), hash: second.hash })), conflict)
+  })
+
+  t.test('key reads at once answer as each alone: its key, its organization, only its own resource', async (t) => {
+    const storage = await open(t)
+    const acme = await withOrganization(storage, 'acme')
+    const beta = await withOrganization(storage, 'beta')
+    const mine = key(acme.id, 'mine')
+    const theirs = key(beta.id, 'theirs')
+    const shop = resource(acme.id, 'shop')
+    const betaShop = resource(beta.id, 'shop')
+    await storage.transaction(async (tx) => {
+      await tx.keys.put(mine)
+      await tx.keys.put(theirs)
+      await tx.resources.create(shop)
+      await tx.resources.create(betaShop)
+    })
+    const unknown = createHash('sha256').update('unknown').digest('hex')
+    const lookups: [string, ResourceLookup | undefined][] = [
+      [mine.hash, { kind: 'api', by: 'id', ref: shop.id }],
+      [theirs.hash, { kind: 'api', by: 'id', ref: shop.id }],
+      [mine.hash, { kind: 'api', by: 'slug', ref: 'shop' }],
+      [theirs.hash, { kind: 'api', by: 'slug', ref: 'shop' }],
+      [unknown, { kind: 'api', by: 'slug', ref: 'shop' }],
+      [mine.hash, undefined],
+      [mine.hash, { kind: 'schema', by: 'slug', ref: 'shop' }],
+      [theirs.hash, { kind: 'api', by: 'id', ref: betaShop.id }],
+      [unknown, undefined],
+      [mine.hash, { kind: 'api', by: 'slug', ref: 'nothing' }],
+    ]
+    const alone = []
+    for (const [hash, along] of lookups) alone.push(await storage.read.keys.byHashWithOrganization(hash, along))
+    // An adapter may leave the resource to the caller (LMDB does); one it answers is the right one.
+    const expected = [shop.id, undefined, shop.id, betaShop.id, undefined, undefined, undefined, betaShop.id, undefined, undefined]
+    t.same(alone.map((found, i) => (found?.resource === undefined ? undefined : expected[i])), alone.map((found) => found?.resource?.id),
+      "each key's own organization's resource, of the kind asked, or none")
+    if (storage.kind === 'postgres') t.same(alone.map((found) => found?.resource?.id), expected, 'PostgreSQL reads it along')
+    t.same(alone.map((found) => found?.organization?.id), [acme.id, beta.id, acme.id, beta.id, undefined, acme.id, acme.id, beta.id, undefined, acme.id])
+    // Started in one turn of the event loop: PostgreSQL reads them with one statement (key-reads.ts).
+    const together = await Promise.all(lookups.map(([hash, along]) => storage.read.keys.byHashWithOrganization(hash, along)))
+    t.same(together, alone, 'read together, each answer is the one it gets alone')
   })
 
   t.test('resources: one slug per organization and kind, pages by name with totals, public scope', async (t) => {
