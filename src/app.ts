@@ -105,7 +105,7 @@ export async function buildApp(
     // A request to a site's own domain is routed to that site's pages (one Map lookup per request), on
     // a map that holds other replicas' domain changes too (checked before each request is routed).
     rewriteUrl: siteHostRewriter(registry.sites, config.publicHost),
-    serverFactory: siteHostServer(registry.sites),
+    serverFactory: siteHostServer(registry.sites, config.publicHost),
   })
   app.setValidatorCompiler(compileValidator)
   // Route response schemas document the service; replies are plain JSON.stringify, so a field is never

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerFactory } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
-import { couldBeSiteHost, normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites/sites.js'
+import { couldBeSiteHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites/sites.js'
 import { RegistryError, notFound } from '../errors.js'
 import { SiteAssets } from '../sites/assets.js'
 import {
@@ -31,12 +31,11 @@ type MarkedRequest = IncomingMessage & { [SITE_ID]?: string }
  * reachable on every host, and the public registry's host is never taken by a site.
  */
 export function siteHostRewriter(sites: Sites, publicHost?: string): (req: IncomingMessage) => string {
-  const registryHost = publicHost?.toLowerCase()
   return (req) => {
     const url = req.url ?? '/'
     const siteId = sites.siteForHost(req.headers.host)
     if (siteId === undefined || url === '/healthz' || url === '/readyz') return url
-    if (registryHost !== undefined && normalizeHost(req.headers.host ?? '') === registryHost) return url
+    if (!couldBeSiteHost(req.headers.host, publicHost)) return url
     ;(req as MarkedRequest)[SITE_ID] = siteId
     return SITE_HOST_PREFIX + url
   }
@@ -44,16 +43,16 @@ export function siteHostRewriter(sites: Sites, publicHost?: string): (req: Incom
 
 /**
  * Fastify's `serverFactory`: the HTTP server Fastify would make, whose requests (those whose Host could
- * be a site's: `couldBeSiteHost`; an IP address or a name without a dot never is) wait until the domain
+ * be a site's: `couldBeSiteHost`; an IP address, a name without a dot, the public host never is) wait until the domain
  * map holds every committed domain change (`Sites.refreshed`, one small read, shared by the requests
  * that arrive together) before `siteHostRewriter` routes them, so that a domain another replica added
  * or removed routes on the next request to this one. `app.inject` calls the router directly and skips
  * this wait: in-process, the map follows only this process's own changes (applied at once).
  */
-export function siteHostServer(sites: Sites): FastifyServerFactory {
+export function siteHostServer(sites: Sites, publicHost?: string): FastifyServerFactory {
   return (route, options) => {
     const server = createServer(options.http ?? {}, (req, res) => {
-      if (!couldBeSiteHost(req.headers.host)) return route(req, res)
+      if (!couldBeSiteHost(req.headers.host, publicHost)) return route(req, res)
       void sites.refreshed().then(() => route(req, res))
     })
     // What Fastify sets on the server it makes itself (its defaults are filled in by then).

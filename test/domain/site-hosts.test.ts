@@ -13,6 +13,8 @@ t.test('hosts a site domain may be are checked; IP addresses and names without a
   for (const host of [undefined, '', '127.0.0.1', '127.0.0.1:3000', '[::1]:3000', '[2001:db8::1]', 'localhost', 'localhost:3000', 'registry-1:3000', '10.0.0.7']) {
     t.notOk(couldBeSiteHost(host), `${String(host)}: never a site's`)
   }
+  t.notOk(couldBeSiteHost('Registry.Example.com:443', 'registry.example.com'), 'the public host: never routed to a site')
+  t.ok(couldBeSiteHost('docs.example.com', 'registry.example.com'), 'other names still are')
   // The same rule decides what a site may claim (the API's schema uses DOMAIN_PATTERN): none of those.
   const domain = new RegExp(DOMAIN_PATTERN)
   for (const name of ['127.0.0.1', 'localhost', 'registry-1', '10.0.0.7']) t.notOk(domain.test(name), `no site can have ${name}`)
