@@ -225,10 +225,11 @@ export interface VersionStore extends VersionReader {
  */
 export interface MirrorJournalReader {
   /**
-   * Entries not yet applied, in sequence order, at most `limit`. (On PostgreSQL sequence order is not
-   * commit order across concurrent transactions: see docs/storage.md before a writer runs there.)
+   * Entries not yet applied, in sequence order, at most `limit`, those after sequence number `afterSeq`
+   * when given (a page after the last one read). (On PostgreSQL sequence order is not commit order
+   * across concurrent transactions: see docs/storage.md before a writer runs there.)
    */
-  pending(limit: number): Promise<JournalEntry[]>
+  pending(limit: number, afterSeq?: number): Promise<JournalEntry[]>
   /** One organization's entries not yet applied, in sequence order (read with its history in one transaction by a rebuild). */
   pendingOf(organizationId: string): Promise<JournalEntry[]>
   /** One organization's history after sequence number `afterSeq` (default: all of it), in sequence order. */

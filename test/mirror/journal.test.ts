@@ -49,6 +49,34 @@ t.test('entries journaled while no writer runs are applied at the next start (re
   t.equal(head, (await git(['--git-dir', repositoryPath(storage, orgId), 'rev-parse', 'main'])).trim(), 'GET /v1/mirror shows the head')
 })
 
+t.test('resources the journal never described (storage older than the mirror) are rebuilt from the index at start', async (t) => {
+  const storage = tempDir()
+  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
+  const offline = await startTestServer({ storage })
+  await writeHistory(offline, 2)
+  const orgId = offline.orgId
+  const journal = offline.registry.storage.read.mirror
+  const pending = await journal.pending(100)
+  // Another organization's entries count for it alone: its creates must not hide the missing one.
+  const other = await offline.registry.organizations.create('other', 'Other')
+  const otherKey = `Bearer ${other.secret}`
+  const elsewhere = await offline.call({ method: 'POST', url: '/v1/apis', payload: { name: 'Elsewhere' }, headers: { authorization: otherKey } })
+  t.equal(elsewhere.statusCode, 201, elsewhere.body)
+  // The API's create is not in the journal, as for an API stored before the mirror existed.
+  const created = pending.find((entry) => entry.change === 'create' && entry.organization_id === orgId)!
+  await offline.registry.storage.transaction((tx) => tx.mirror.discard([created.seq]))
+  await offline.close()
+
+  const s = await startMirrorServer({ storage })
+  t.teardown(() => s.close())
+  await s.settle()
+  t.equal((await s.registry.storage.read.mirror.pending(100)).length, 0, 'all applied')
+  t.same(await subjects(storage, orgId), [
+    'apis/petstore: created', 'apis/petstore: version 1 (upload)', 'apis/petstore: version 2 (upload)',
+    'schemas/pet: created', 'schemas/pet: version 1 (upload)',
+  ], "rebuilt from the index: the API's creation is there")
+})
+
 t.test('rebuild gives the same history; a lost repository is rebuilt at start; a git error never fails a write', async (t) => {
   const storage = tempDir()
   t.teardown(() => rmSync(storage, { recursive: true, force: true }))

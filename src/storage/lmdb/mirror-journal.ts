@@ -28,8 +28,9 @@ export class LmdbMirrorJournal implements MirrorJournalStore {
     return this.environment.mirror
   }
 
-  async pending(limit: number): Promise<JournalEntry[]> {
-    return this.access.range<JournalEntry>(this.db.journal, { limit }).map(({ value }) => value)
+  async pending(limit: number, afterSeq?: number): Promise<JournalEntry[]> {
+    const after = afterSeq === undefined ? {} : { start: afterSeq + 1 }
+    return this.access.range<JournalEntry>(this.db.journal, { ...after, limit }).map(({ value }) => value)
   }
 
   async pendingOf(organizationId: string): Promise<JournalEntry[]> {

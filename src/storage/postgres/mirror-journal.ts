@@ -39,8 +39,8 @@ export class PgMirrorJournal implements MirrorJournalStore {
 
   constructor(private readonly sql: Sql) {}
 
-  pending(limit: number): Promise<JournalEntry[]> {
-    return recordsOf(this.sql, 'SELECT entry AS record FROM mirror_journal ORDER BY seq LIMIT $1', [limit])
+  pending(limit: number, afterSeq = 0): Promise<JournalEntry[]> {
+    return recordsOf(this.sql, 'SELECT entry AS record FROM mirror_journal WHERE seq > $2 ORDER BY seq LIMIT $1', [limit, afterSeq])
   }
 
   pendingOf(organizationId: string): Promise<JournalEntry[]> {

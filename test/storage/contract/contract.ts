@@ -360,6 +360,8 @@ export function storageContract(t: Test, open: OpenStorage): void {
     t.same(nudges.filter(Boolean).length, 4, 'each commit that journaled nudged')
     t.equal(nudges.length, 5)
     t.same((await storage.read.mirror.pending(2)).map((e) => e.seq), seqs.slice(0, 2))
+    t.same((await storage.read.mirror.pending(2, seqs[1])).map((e) => e.seq), seqs.slice(2, 4), 'a page after a sequence number')
+    t.same(await storage.read.mirror.pending(2, seqs[3]), [], 'none after the last')
   })
 
   t.test('webhooks: endpoints per organization, the outbox, deliveries newest first and due soonest first', async (t) => {
