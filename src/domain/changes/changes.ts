@@ -62,7 +62,7 @@ export class Changes {
   private async compare(kind: DiffableKind, method: string, from: DiffSide, to: DiffSide, tenant: Tenant | undefined): Promise<DiffResult> {
     const [before, after] = await Promise.all([from.text(), to.text()])
     const result = await this.documents.diff({ kind: DIFF_KIND[kind], before, after }, tenant)
-    await this.storage.transaction((tx) => tx.results.putDiff(method, from.checksum, to.checksum, result))
+    await this.storage.transaction((tx) => tx.results.putDiff(method, from.checksum, to.checksum, result), tenant?.organization)
     return result
   }
 

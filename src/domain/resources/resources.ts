@@ -84,7 +84,7 @@ export class Resources {
     if (kind === 'api' && input.ruleset_id !== undefined) await this.requireRuleset(this.storage.read, org, input.ruleset_id)
     const document = kind === 'ruleset' && input.document === undefined ? DEFAULT_RULESET : input.document
     const prepared = document === undefined || kind === 'api' ? undefined : await this.uploads.prepareNew(kind, { document }, tenantOf(actor))
-    if (prepared) await this.uploads.storeBlob(prepared)
+    if (prepared) await this.uploads.storeBlob(prepared, org)
 
     const at = now()
     const record: ResourceRecord = {

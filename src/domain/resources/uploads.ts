@@ -142,7 +142,7 @@ export class Uploads {
       const gate = await this.refuseBlocked(read, latest, prepared, source === 'upload' ? sentTextOf(prepared) : undefined, tenant)
       const compatibility = await compatibilityDecision
       // The blob first: the transaction below is the commit point that refers to it.
-      await this.storeBlob(prepared)
+      await this.storeBlob(prepared, resource.organization_id)
       // The decisions, on the state the commit is checked against: the unchanged-upload no-op, the lint
       // gate, the compatibility gate and the next number.
       return appendVersion(this.storage, resource, async (now, nowCurrent, tx) => {
@@ -201,10 +201,14 @@ export class Uploads {
     return digest
   }
 
-  /** Stores a prepared document's blob (tallied when new); the caller's transaction follows. */
-  async storeBlob(prepared: PreparedDocument): Promise<void> {
+  /**
+   * Stores a prepared document's blob (tallied when new); the caller's transaction follows. The tally
+   * commits in the lane of the organization uploading, so that another organization's upload never
+   * waits behind one organization's burst of them (storage lanes).
+   */
+  async storeBlob(prepared: PreparedDocument, lane: string): Promise<void> {
     const { created, size } = await this.blobs.put(prepared, prepared.text)
-    if (created) await this.storage.transaction((tx) => tx.tallies.addBlobs(1, size))
+    if (created) await this.storage.transaction((tx) => tx.tallies.addBlobs(1, size), lane)
   }
 
   versionRecord(resource: ResourceRecord, number: number, prepared: PreparedDocument, source: VersionSource): VersionRecord {
@@ -255,13 +259,13 @@ export class Uploads {
     this.metrics.lintCache(cached !== undefined)
     if (cached) return cached
     const { findings } = await this.documents.lint({ canonical: digest.canonical, ruleset: await this.rulesetInput(version) }, tenant)
-    await this.keepLintResult(version.checksum, digest.checksum, findings)
+    await this.keepLintResult(version.checksum, digest.checksum, findings, tenant?.organization)
     return findings
   }
 
   /** The findings of a document under a ruleset version, kept: the next upload of either reads them. */
-  private keepLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[]): Promise<void> {
-    return this.storage.transaction((tx) => tx.results.putLint(rulesetChecksum, documentChecksum, findings))
+  private keepLintResult(rulesetChecksum: string, documentChecksum: string, findings: Finding[], lane: string | undefined): Promise<void> {
+    return this.storage.transaction((tx) => tx.results.putLint(rulesetChecksum, documentChecksum, findings), lane)
   }
 
     private async lintContext(stores: ReadStores, resource: ResourceRecord): Promise<LintContext | undefined> {
@@ -303,7 +307,7 @@ export class Uploads {
           ...(digest.convertedFrom && { convertedFrom: digest.convertedFrom }),
         }, tenant)
       : { summary: digest.summary }
-    if (needsLint) await this.keepLintResult(lint.version.checksum, digest.checksum, result.findings ?? [])
+    if (needsLint) await this.keepLintResult(lint.version.checksum, digest.checksum, result.findings ?? [], resource.organization_id ?? tenant?.organization)
     const prepared: PreparedDocument = {
       checksum: digest.checksum, digest: digest.digest, format: digest.format, text: digest.text,
       summary: result.summary ?? digest.summary, ...(digest.serialized && { serialized: true }),
