@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerFactory } from 'fastify'
 import { Type } from 'typebox'
 import type { Registry } from '../domain/registry.js'
-import { couldBeSiteHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites/sites.js'
+import { couldBeSiteHost, normalizeHost, type PublishedApi, type SiteRecord, type Sites } from '../domain/sites/sites.js'
 import { RegistryError, notFound } from '../errors.js'
 import { SiteAssets } from '../sites/assets.js'
 import {
@@ -31,11 +31,12 @@ type MarkedRequest = IncomingMessage & { [SITE_ID]?: string }
  * reachable on every host, and the public registry's host is never taken by a site.
  */
 export function siteHostRewriter(sites: Sites, publicHost?: string): (req: IncomingMessage) => string {
+  const registryHost = publicHost === undefined ? undefined : normalizeHost(publicHost)
   return (req) => {
     const url = req.url ?? '/'
     const siteId = sites.siteForHost(req.headers.host)
     if (siteId === undefined || url === '/healthz' || url === '/readyz') return url
-    if (!couldBeSiteHost(req.headers.host, publicHost)) return url
+    if (!couldBeSiteHost(req.headers.host, registryHost)) return url
     ;(req as MarkedRequest)[SITE_ID] = siteId
     return SITE_HOST_PREFIX + url
   }
@@ -50,9 +51,10 @@ export function siteHostRewriter(sites: Sites, publicHost?: string): (req: Incom
  * this wait: in-process, the map follows only this process's own changes (applied at once).
  */
 export function siteHostServer(sites: Sites, publicHost?: string): FastifyServerFactory {
+  const registryHost = publicHost === undefined ? undefined : normalizeHost(publicHost)
   return (route, options) => {
     const server = createServer(options.http ?? {}, (req, res) => {
-      if (!couldBeSiteHost(req.headers.host, publicHost)) return route(req, res)
+      if (!couldBeSiteHost(req.headers.host, registryHost)) return route(req, res)
       void sites.refreshed().then(() => route(req, res))
     })
     // What Fastify sets on the server it makes itself (its defaults are filled in by then).

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { json, petstore, startTestServer, tempDir } from '../helpers.js'
 import { repositoryPath } from '../../src/git/git-repository.js'
 import { git, startMirrorServer } from './helpers.js'
@@ -25,6 +25,15 @@ async function writeHistory(s: { call: Awaited<ReturnType<typeof startTestServer
   return api
 }
 
+/** Starts the mirror server on `storage` and waits until the journal it found is applied. */
+async function startAndApply(t: Test, storage: string) {
+  const s = await startMirrorServer({ storage })
+  t.teardown(() => s.close())
+  await s.settle()
+  t.equal((await s.registry.storage.read.mirror.pending(100)).length, 0, 'all applied')
+  return s
+}
+
 t.test('entries journaled while no writer runs are applied at the next start (replay)', async (t) => {
   const storage = tempDir()
   t.teardown(() => rmSync(storage, { recursive: true, force: true }))
@@ -37,10 +46,7 @@ t.test('entries journaled while no writer runs are applied at the next start (re
   t.equal(await journal.head(orgId), undefined)
   await offline.close()
 
-  const s = await startMirrorServer({ storage })
-  t.teardown(() => s.close())
-  await s.settle()
-  t.equal((await s.registry.storage.read.mirror.pending(100)).length, 0, 'all applied')
+  const s = await startAndApply(t, storage)
   t.same(await subjects(storage, orgId), [
     'apis/petstore: created', 'apis/petstore: version 1 (upload)', 'apis/petstore: version 2 (upload)',
     'apis/petstore: version 3 (upload)', 'schemas/pet: created', 'schemas/pet: version 1 (upload)',
@@ -67,10 +73,7 @@ t.test('resources the journal never described (storage older than the mirror) ar
   await offline.registry.storage.transaction((tx) => tx.mirror.discard([created.seq]))
   await offline.close()
 
-  const s = await startMirrorServer({ storage })
-  t.teardown(() => s.close())
-  await s.settle()
-  t.equal((await s.registry.storage.read.mirror.pending(100)).length, 0, 'all applied')
+  const s = await startAndApply(t, storage)
   t.same(await subjects(storage, orgId), [
     'apis/petstore: created', 'apis/petstore: version 1 (upload)', 'apis/petstore: version 2 (upload)',
     'schemas/pet: created', 'schemas/pet: version 1 (upload)',

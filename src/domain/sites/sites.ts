@@ -315,13 +315,14 @@ const DOMAIN = new RegExp(DOMAIN_PATTERN)
  * Whether a request with this `Host` header could be routed to a site at all: only when it names a
  * domain a site may have (DOMAIN_PATTERN), so never an IP address or a name without a dot (a load
  * balancer's health check, a service name, the bench's 127.0.0.1), and never the registry's own
- * public host (`registryHost`, REGISTRY_PUBLIC_HOST), which no site is routed on whatever it claims.
+ * public host (`registryHost`, REGISTRY_PUBLIC_HOST as `normalizeHost` gives it), which no site is
+ * routed on whatever it claims.
  * Such requests need no look at the domain map, nor its check against storage before routing.
  */
 export function couldBeSiteHost(host: string | undefined, registryHost?: string): boolean {
   if (host === undefined) return false
   const name = normalizeHost(host)
-  return name.length <= DOMAIN_MAX_LENGTH && DOMAIN.test(name) && name !== registryHost?.toLowerCase()
+  return name.length <= DOMAIN_MAX_LENGTH && DOMAIN.test(name) && name !== registryHost
 }
 
 /** Lowercase, without a port or a trailing dot. */
