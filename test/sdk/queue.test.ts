@@ -18,7 +18,7 @@ async function prepare(storage: string, repoUrl: string) {
   const { organization } = await registry.organizations.create('acme')
   const actor: Actor = { organization, keyId: 'test', role: 'admin' }
   const { resource } = await registry.resources.create(actor, 'api', { name: 'Petstore' })
-  await registry.resources.upload(resource, { document: petstore() })
+  await registry.uploads.upload(resource, { document: petstore() })
   const sdk = await registry.sdks.create(actor, { name: 'Pets', targets: ['php'], apis: [{ api_id: resource.id }] })
   await registry.sdks.putRepository(actor, sdk.id, 'php', { provider: 'git', url: repoUrl })
   return { registry, actor, sdk }

@@ -84,7 +84,7 @@ if (server) {
     const { organization, secret: key } = await dead.organizations.create('acme', 'Acme')
     const actor: Actor = { organization, keyId: 'test', role: 'admin' }
     const { resource } = await dead.resources.create(actor, 'api', { name: 'Pets' })
-    await dead.resources.upload(resource, { document: petstore() })
+    await dead.uploads.upload(resource, { document: petstore() })
     const sdk = await dead.sdks.create(actor, { name: 'Pets', targets: ['php'], apis: [{ api_id: resource.id }] })
     await dead.sdks.putRepository(actor, sdk.id, 'php', { provider: 'git', url: repo.url })
     const [ended] = await dead.sdks.queue(actor, sdk.id)

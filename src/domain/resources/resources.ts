@@ -4,7 +4,6 @@ import type { ReadStores, Storage, Stores } from '../../storage/port.js'
 import type {
   BlockingSeverity, CompatibilityPolicy, ListFilter, Page, PageRequest, ResourceKind, ResourceRecord, VersionRecord, Visibility,
 } from '../../storage/registry-records.js'
-import type { DocumentInput } from '../documents.js'
 import { emitEvent, resourceSummary, versionEventData } from '../events/outbox.js'
 import { isUlid, newId, now } from './ids.js'
 import { tenantOf, type Actor } from '../accounts/organizations.js'
@@ -178,10 +177,6 @@ export class Resources {
       await tx.mirror.append(resource.organization_id, at, { change: 'delete', resource })
       await emitEvent(tx, resource.organization_id, 'resource.deleted', { resource: resourceSummary(resource) }, at)
     }, found.organization_id)
-  }
-
-  upload(resource: ResourceRecord, input: DocumentInput) {
-    return this.uploads.upload(resource, input)
   }
 
   private async requireRuleset(stores: ReadStores, org: string, rulesetId: string): Promise<void> {
