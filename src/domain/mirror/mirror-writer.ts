@@ -295,8 +295,8 @@ export class MirrorWriter {
       }
       // The journal is read once for every organization without a head, not once per organization.
       described ??= await this.describedResources()
-      if (!await this.hasUndescribedResources(org.id, described.get(org.id) ?? 0)) continue
-      await this.load(org.id, true)
+      // load records an empty state when nothing is undescribed, so the first round does not ask again.
+      await this.load(org.id, await this.hasUndescribedResources(org.id, described.get(org.id) ?? 0))
     }
   }
 
