@@ -18,11 +18,15 @@ import { encodePointer, lookupPointer } from './pointer.js'
 import { quote } from './refs.js'
 import { spectral } from './spectral.js'
 
+type SpectralDocument = Parameters<InstanceType<ReturnType<typeof spectral>['core']['Spectral']>['run']>[0] & object
+/** What findings are made of: Spectral's results, or results kept from an earlier lint. */
+export interface SpectralResult { code: string | number; message: string; severity: number; path: readonly (string | number)[] }
+
 const CACHE_SIZE = 32
 /** Compiled rulesets by ruleset version checksum, least recently used first. */
 const cache = new Map<string, Ruleset>()
 
-function compiled(input: RulesetInput): Ruleset {
+export function compiled(input: RulesetInput): Ruleset {
   const hit = cache.get(input.checksum)
   if (hit) {
     cache.delete(input.checksum)
@@ -55,16 +59,29 @@ function compareFindings(a: { key: string; f: Finding }, b: { key: string; f: Fi
 /** Lints a document (its canonical JSON) with a ruleset; findings sorted by path, code, message. */
 export async function lintDocument(canonical: string, input: RulesetInput): Promise<Finding[]> {
   const ruleset = compiled(input)
-  const { core, parsers, refResolver } = spectral()
+  return findingsOf(await runSpectral(ruleset, spectralDocument(canonical)), canonical)
+}
+
+/** Spectral's Document of a JSON text, under the registry's document source. */
+export function spectralDocument(text: string): SpectralDocument {
+  const { core, parsers } = spectral()
+  return new core.Document(text, parsers.Json, DOCUMENT_SOURCE)
+}
+
+/** Spectral's results for a Document; a rule that throws is the ruleset's failure (`ruleset_failed`). */
+export async function runSpectral(ruleset: Ruleset, document: SpectralDocument): Promise<SpectralResult[]> {
+  const { core, refResolver } = spectral()
   const linter = new core.Spectral({ resolver: new refResolver.Resolver({ resolvers: {} }) })
   linter.setRuleset(ruleset)
-  const document = new core.Document(canonical, parsers.Json, DOCUMENT_SOURCE)
-  let results: Awaited<ReturnType<typeof linter.run>>
   try {
-    results = await linter.run(document)
+    return await linter.run(document)
   } catch (err) {
     throw rulesetFailed(err, ruleset)
   }
+}
+
+/** The registry's findings of Spectral's results: severities it knows, external $refs named, sorted. */
+export function findingsOf(results: readonly SpectralResult[], canonical: string): Finding[] {
   const findings: Finding[] = results
     .filter((d) => d.severity >= 0 && d.severity <= 3)
     .map((d) => ({

@@ -14,6 +14,7 @@
  * replacement. The heap is known only from the worker's report after a task, which may arrive after
  * the worker was given one more task: that one is run too.
  */
+import { LRUCache } from 'lru-cache'
 import { Piscina, queueOptionsSymbol } from 'piscina'
 import { RegistryError } from '../errors.js'
 import { defaultFairness, FairScheduler, type FairnessLimits, type Tenant } from './fair-scheduler.js'
@@ -29,6 +30,7 @@ import type {
   DiffTask,
   DigestResult,
   DigestTask,
+  LintMemo,
   LintResult,
   LintTask,
   LocateResult,
@@ -52,6 +54,9 @@ interface QueueOptions {
   /** The task runs Spectral: it counts towards the worker's `maxRuns`. */
   lint: boolean
 }
+
+/** Lineages whose last lint's memo is kept (each about a kilobyte per thousand units, plus its findings). */
+const LINT_MEMOS = 64
 
 /** Why a worker was ended (and replaced). */
 export type WorkerEnd = 'runs' | 'heap' | 'timeout' | 'memory' | 'crash'
@@ -127,6 +132,8 @@ export class DocumentWorkers {
   readonly #workers = new Map<number, WorkerState>()
   /** The worker each run was given to, while it runs. */
   readonly #runWorkers = new Map<number, WorkerState>()
+  /** The memo of the last lint of each lineage and ruleset, for the next version's (a cache: findings are the same without). */
+  readonly #lintMemos = new LRUCache<string, LintMemo>({ max: LINT_MEMOS })
   readonly #maxRuns: number
   readonly #maxHeapBytes: number
   readonly #observer: WorkerObserver
@@ -309,8 +316,15 @@ export class DocumentWorkers {
     return this.#run({ ...task, op: 'digest' }, tenant, movable ? [body.buffer] : undefined)
   }
 
-  check(task: Omit<CheckTask, 'op'>, tenant?: Tenant): Promise<CheckResult> {
-    return this.#run({ ...task, op: 'check' }, tenant)
+  /** A check with a lineage may reuse the last lint of that lineage with the same ruleset (incremental-lint.ts). */
+  async check(task: Omit<CheckTask, 'op' | 'previousLint'>, tenant?: Tenant): Promise<CheckResult> {
+    const { lineage, ...sent } = task
+    const key = lineage !== undefined && task.ruleset ? `${lineage}\n${task.ruleset.checksum}` : undefined
+    const previousLint = key === undefined ? undefined : this.#lintMemos.get(key)
+    const result: CheckResult = await this.#run({ ...sent, op: 'check', ...(previousLint && { previousLint }) }, tenant)
+    if (key !== undefined && result.lintMemo) this.#lintMemos.set(key, result.lintMemo)
+    delete result.lintMemo
+    return result
   }
 
   lint(task: Omit<LintTask, 'op'>, tenant?: Tenant): Promise<LintResult> {

@@ -116,6 +116,13 @@ export interface CheckTask {
   registryDocuments?: RegistryDocuments
   /** The document is the OpenAPI 3 conversion of one of these: its problems say so. */
   convertedFrom?: ConvertedFrom
+  /**
+   * What the document is a version of (a resource id), so that its lint may reuse the last lint of the
+   * same resource with the same ruleset (incremental-lint.ts). Kept by the pool; never sent to a worker.
+   */
+  lineage?: string
+  /** The pool's: the memo of that last lint. */
+  previousLint?: LintMemo
 }
 
 export interface CheckResult {
@@ -123,6 +130,26 @@ export interface CheckResult {
   summary?: { openapi: string; title: string; version: string }
   /** Present when a ruleset was given. Sorted by path, then code. */
   findings?: Finding[]
+  /** The worker's, for the pool: what the next version's lint may reuse. */
+  lintMemo?: LintMemo
+}
+
+/** What a lint leaves for the next version's lint: each unit's results by route key (incremental-lint.ts). */
+export interface LintMemo {
+  /** The ruleset version's checksum. */
+  ruleset: string
+  /** The frame's hash: every unit's results depend on it. */
+  frame: string
+  routes: Record<string, KeptResult[]>
+}
+
+/** A result of Spectral's kept for reuse (without its range: findings have none). */
+export interface KeptResult {
+  code: string | number
+  message: string
+  severity: number
+  path: (string | number)[]
+  source?: string
 }
 
 /** Lint any document with a ruleset, without validating it as OpenAPI. */

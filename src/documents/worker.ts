@@ -20,6 +20,7 @@ import { limitHeapGrowth } from './heap-growth.js'
 import { searchTermsOf, type SearchTerms } from './search-terms.js'
 import { validateJsonSchema, warmJsonSchema } from './jsonschema.js'
 import { lintDocument } from './lint.js'
+import { relintDocument } from './incremental-lint.js'
 import { validateOpenApi, warmOpenApi } from './openapi.js'
 import { assertDocumentShape, parseDocumentText } from './parse.js'
 import { encodePointer } from './pointer.js'
@@ -272,7 +273,11 @@ export async function check(task: CheckTask): Promise<CheckResult> {
   const result: CheckResult = {}
   const canonical = validated(task, result)
   const ruleset = task.ruleset
-  if (ruleset) result.findings = await timedLint(() => lintDocument(canonical, ruleset))
+  if (ruleset) {
+    const lint = await timedLint(() => relintDocument(canonical, ruleset, task.previousLint))
+    result.findings = lint.findings
+    if (lint.memo) result.lintMemo = lint.memo
+  }
   return result
 }
 

@@ -281,7 +281,7 @@ export class Uploads {
    * and findings depend on those schemas (`latest` moves), so neither is taken from a cache.
    */
   private async check(
-    resource: Pick<ResourceRecord, 'kind'> & Partial<Pick<ResourceRecord, 'organization_id'>>,
+    resource: Pick<ResourceRecord, 'kind'> & Partial<Pick<ResourceRecord, 'id' | 'organization_id'>>,
     digest: Extract<DigestResult, { unchanged: false }>,
     lint: LintContext | undefined,
     validated: boolean,
@@ -305,6 +305,7 @@ export class Uploads {
           ruleset: needsLint ? await this.rulesetInput(lint.version) : undefined,
           registryDocuments,
           ...(digest.convertedFrom && { convertedFrom: digest.convertedFrom }),
+          ...(resource.id !== undefined && { lineage: resource.id }),
         }, tenant)
       : { summary: digest.summary }
     if (needsLint) await this.keepLintResult(lint.version.checksum, digest.checksum, result.findings ?? [], resource.organization_id ?? tenant?.organization)

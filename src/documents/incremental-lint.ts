@@ -1,0 +1,162 @@
+/**
+ * A lint that reuses the findings of the parts of a document that did not change since the lint of an
+ * earlier version (issue 19 item 2; docs/lint.md, "Re-linting only what changed").
+ *
+ * A whole lint notes, for every unit of the document (lint-units.ts), the results whose route was that
+ * unit (lint-capture.ts), under the unit's route key: the memo. A later lint of a document with the
+ * same ruleset and frame looks its units' keys up in the memo; the units not found (changed, added, or
+ * reaching a changed unit) are linted by Spectral in a document of the frame, those units and what they
+ * reach; the others' results are taken from the memo; the three findings that depend on the whole
+ * document are computed over it (lint-cross-rules.ts). Spectral's list is a set (its runner drops
+ * results with the same code, path, source and message), so the union is the whole lint's list.
+ *
+ * Only rulesets made of spectral:oas's own rules take this path (any rule of another definition
+ * could look across units in ways this does not know), and only documents lint-units.ts accepts; any
+ * result whose route cannot be known during a run sends the lint back to a whole one. The memo is a
+ * cache: the findings are the same with or without it.
+ */
+import { createRequire } from 'node:module'
+import type { Finding, KeptResult, LintMemo, RulesetInput } from './types.js'
+import { attributeResults, captured, ROUTE, type RawResult } from './lint-capture.js'
+import { crossDocumentResults, isCrossDocument } from './lint-cross-rules.js'
+import { closureOf, documentUnits, FRAME, partialDocument, routeKeys, routeOf, WHOLE, type DocumentUnits } from './lint-units.js'
+import { compiled, findingsOf, runSpectral, spectralDocument } from './lint.js'
+import type { Ruleset } from './spectral.js'
+
+const require = createRequire(import.meta.url)
+
+
+export interface Relint {
+  findings: Finding[]
+  memo?: LintMemo
+  /** Units whose results were reused (absent for a whole lint). */
+  reused?: number
+  /** Units linted again. */
+  linted?: number
+}
+
+let oasRules: Record<string, unknown> | undefined
+const eligible = new WeakMap<Ruleset, boolean>()
+
+/** True when every rule of the ruleset is one of spectral:oas's, as it defines it (severity aside). */
+function madeOfOasRules(ruleset: Ruleset): boolean {
+  const known = eligible.get(ruleset)
+  if (known !== undefined) return known
+  oasRules ??= (require('@stoplight/spectral-rulesets') as { oas: { rules: Record<string, unknown> } }).oas.rules
+  const rules = oasRules
+  const answer = !ruleset.overrides && Object.values(ruleset.rules).every((rule) => rule.definition === rules[rule.name])
+  eligible.set(ruleset, answer)
+  return answer
+}
+
+/** Lints a document, reusing the memo of an earlier version's lint when it applies; answers its own memo. */
+export async function relintDocument(canonical: string, input: RulesetInput, previous?: LintMemo): Promise<Relint> {
+  const ruleset = compiled(input)
+  const cut = madeOfOasRules(ruleset) ? documentUnits(JSON.parse(canonical), canonical) : undefined
+  if (!cut) return { findings: findingsOf(await runSpectral(ruleset, spectralDocument(canonical)), canonical) }
+  attributeResults(ruleset)
+  const keys = routeKeys(cut)
+  if (previous && previous.ruleset === input.checksum && previous.frame === cut.frameHash) {
+    const partial = await lintChanged(canonical, input, ruleset, cut, keys, previous)
+    if (partial) return partial
+  }
+  return lintWhole(canonical, input, ruleset, cut, keys)
+}
+
+/** The route of a result: the one noted when it was pushed, else (the resolver's own) where it is. */
+function routeOfResult(result: RawResult): string {
+  const noted = result[ROUTE]
+  if (noted !== undefined) return noted
+  return result.path.length === 0 ? FRAME : routeOf(result.path)
+}
+
+function kept(result: RawResult): KeptResult {
+  return { code: result.code, message: result.message, severity: result.severity, path: result.path, ...(result.source !== undefined && { source: result.source }) }
+}
+
+/** A whole lint by Spectral, leaving a memo when every result's route is known and the cross-document results agree. */
+async function lintWhole(canonical: string, input: RulesetInput, ruleset: Ruleset, cut: DocumentUnits, keys: Map<string, string>): Promise<Relint> {
+  const document = spectralDocument(canonical)
+  const { value: results, capture } = await captured(document, () => runSpectral(ruleset, document))
+  const findings = findingsOf(results, canonical)
+  if (capture.unsupported || !capture.results) return { findings }
+  const routes: Record<string, KeptResult[]> = {}
+  for (const key of keys.values()) routes[key] = []
+  const spectralCross: RawResult[] = []
+  for (const result of capture.results) {
+    if (isCrossDocument(result)) {
+      spectralCross.push(result)
+      continue
+    }
+    const route = routeOfResult(result)
+    if (route === FRAME) continue
+    const key = keys.get(route)
+    if (route === WHOLE || key === undefined) return { findings }
+    routes[key].push(kept(result))
+  }
+  const formats = (document as { formats?: Set<unknown> | null }).formats
+  if (!sameResults(spectralCross, crossDocumentResults(cut, ruleset, formats))) return { findings }
+  return { findings, memo: { ruleset: input.checksum, frame: cut.frameHash, routes } }
+}
+
+/** The re-lint: Spectral on the changed units only; undefined when a result's route cannot be known. */
+async function lintChanged(
+  canonical: string, input: RulesetInput, ruleset: Ruleset, cut: DocumentUnits, keys: Map<string, string>, previous: LintMemo,
+): Promise<Relint | undefined> {
+  const changed = new Set([...cut.units.keys()].filter((id) => !Object.hasOwn(previous.routes, keys.get(id)!)))
+  const document = spectralDocument(JSON.stringify(partialDocument(cut, closureOf(cut, [...changed, ...cut.frameReaches]))))
+  const { capture } = await captured(document, () => runSpectral(ruleset, document))
+  if (capture.unsupported || !capture.results) return undefined
+  const routes: Record<string, KeptResult[]> = {}
+  for (const id of changed) routes[keys.get(id)!] = []
+  const results: KeptResult[] = []
+  for (const result of capture.results) {
+    if (isCrossDocument(result)) continue
+    const route = routeOfResult(result)
+    if (route === WHOLE) return undefined
+    if (route === FRAME) {
+      results.push(result)
+    } else if (changed.has(route)) {
+      results.push(result)
+      routes[keys.get(route)!].push(kept(result))
+    }
+  }
+  for (const [id, key] of keys) {
+    if (changed.has(id)) continue
+    routes[key] = previous.routes[key]
+    results.push(...routes[key])
+  }
+  const formats = (document as { formats?: Set<unknown> | null }).formats
+  results.push(...crossDocumentResults(cut, ruleset, formats))
+  return {
+    findings: findingsOf(withoutDuplicates(results), canonical),
+    memo: { ruleset: input.checksum, frame: cut.frameHash, routes },
+    reused: cut.units.size - changed.size,
+    linted: changed.size,
+  }
+}
+
+/** Spectral's de-duplication (its runner's computeResultFingerprint); kept results have a path, so no range is needed. */
+function fingerprint(result: KeptResult & { range?: unknown }): string {
+  let id = String(result.code)
+  id += result.path.length > 0 ? JSON.stringify(result.path) : JSON.stringify(result.range)
+  if (result.source !== undefined) id += result.source
+  return id + result.message
+}
+
+function withoutDuplicates(results: KeptResult[]): KeptResult[] {
+  const seen = new Set<string>()
+  return results.filter((result) => {
+    const id = fingerprint(result)
+    if (seen.has(id)) return false
+    seen.add(id)
+    return true
+  })
+}
+
+function sameResults(a: KeptResult[], b: KeptResult[]): boolean {
+  const ids = (list: KeptResult[]) => new Set(list.map((r) => `${fingerprint(r)}\n${r.severity}`))
+  const left = ids(a)
+  const right = ids(b)
+  return left.size === right.size && [...left].every((id) => right.has(id))
+}

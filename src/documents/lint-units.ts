@@ -1,0 +1,225 @@
+/**
+ * An OpenAPI 3.x document cut into the parts a re-lint reuses findings by (docs/lint.md, "Re-linting
+ * only what changed"): units (each entry of `paths`, of `webhooks` and of the `components` maps that
+ * hold reusable objects), and the frame (everything else, with those maps emptied). A unit's findings
+ * are a function of the frame, the unit and the units its `$ref`s reach (transitively), so its route
+ * key hashes exactly those; a document this cannot describe exactly is answered `undefined` and gets a
+ * whole lint.
+ */
+import { createHash } from 'node:crypto'
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+type JsonObject = { [key: string]: Json }
+export type Segment = string | number
+
+/** The `components` maps whose entries are units (`securitySchemes` stays in the frame: rules read it from anywhere). */
+const UNIT_COMPONENTS = new Set(['schemas', 'responses', 'parameters', 'examples', 'requestBodies', 'headers', 'links', 'callbacks', 'pathItems'])
+/** What `oas3-unused-component` looks at (spectral-rulesets' oasUnusedComponent). */
+export const UNUSED_COMPONENT_TYPES = ['schemas', 'responses', 'parameters', 'examples', 'requestBodies', 'headers', 'links', 'callbacks']
+const OPERATION_KEYS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace']
+/** A component name as OpenAPI allows it: written the same in a pointer, encoded or not. */
+const SIMPLE_NAME = /^[A-Za-z0-9._-]+$/
+/** A local `$ref` that Spectral's resolver and a plain split agree on (no percent-encoding, no URI syntax). */
+const SIMPLE_LOCAL_REF = /^#(?:\/(?:[A-Za-z0-9._{}-]|~[01])*)*$/
+
+export const FRAME = 'frame'
+/** A container (`$`, `paths`, `components`, a components map): what is found there depends on every unit in it. */
+export const WHOLE = 'whole'
+
+export interface Unit {
+  id: string
+  path: string[]
+  value: Json
+  /** SHA-256 of the unit's JSON. */
+  hash: string
+  /** The units its `$ref`s point into (present or not). */
+  reaches: Set<string>
+}
+
+export interface DocumentUnits {
+  document: JsonObject
+  frame: JsonObject
+  frameHash: string
+  units: Map<string, Unit>
+  /** Every local `$ref` target as Spectral's resolver records it in its graph (decoded pointer). */
+  refTargets: Set<string>
+  /** The units the frame's own `$ref`s reach. */
+  frameReaches: Set<string>
+}
+
+const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value)
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64')
+const unitId = (path: readonly string[]) => JSON.stringify(path)
+
+/** The unit a path lies in, FRAME, or WHOLE for a container. */
+export function routeOf(path: readonly Segment[]): string {
+  if (path.length === 0) return WHOLE
+  const head = path[0]
+  if (head === 'paths' || head === 'webhooks') return path.length >= 2 ? unitId([head, String(path[1])]) : WHOLE
+  if (head === 'components') {
+    if (path.length === 1) return WHOLE
+    if (!UNIT_COMPONENTS.has(String(path[1]))) return FRAME
+    return path.length >= 3 ? unitId(['components', String(path[1]), String(path[2])]) : WHOLE
+  }
+  return FRAME
+}
+
+/** Reasons a document gets a whole lint; undefined when it can be cut into units. */
+function unsupported(document: JsonObject, canonical: string): string | undefined {
+  if (typeof document.openapi !== 'string' || !/^3\.[0-9]/.test(document.openapi)) return 'not OpenAPI 3.x'
+  if ('$ref' in document) return 'a $ref at the root'
+  for (const key of ['paths', 'webhooks', 'components'] as const) {
+    if (key in document && !isObject(document[key])) return `${key} is not an object`
+  }
+  const components = isObject(document.components) ? document.components : {}
+  for (const kind of UNIT_COMPONENTS) {
+    if (!(kind in components)) continue
+    const map = components[kind]
+    if (!isObject(map)) return `components.${kind} is not an object`
+    if ('$ref' in map) return `a $ref as components.${kind}`
+    if (!Object.keys(map).every((name) => SIMPLE_NAME.test(name))) return `a components.${kind} name that is not a plain name`
+  }
+  for (const key of ['paths', 'webhooks'] as const) {
+    const map = isObject(document[key]) ? document[key] : {}
+    if ('$ref' in map) return `a $ref as ${key}`
+    for (const item of Object.values(map)) {
+      // The cross-document rules run over path items and operations as written: none may be a $ref.
+      if (!isObject(item)) continue
+      if ('$ref' in item) return `a path item that is a $ref`
+      if (OPERATION_KEYS.some((op) => isObject(item[op]) && '$ref' in item[op])) return 'an operation that is a $ref'
+    }
+  }
+  // Schemas that name themselves or others by URI are validated by Spectral's per-document Ajv, which
+  // shares those names across the whole lint (validator-cache.ts).
+  if (/"\$(?:id|schema|anchor|dynamicAnchor|dynamicRef|recursiveRef|recursiveAnchor)":/.test(canonical)) return 'a schema named by URI'
+  if (/"\$ref":"(?!#)/.test(canonical)) return 'an external $ref'
+  if (document.openapi.startsWith('3.0') && /"id":"/.test(canonical)) return 'a draft-04 id'
+  if (canonical.includes('{{')) return 'a message template in the document'
+  return undefined
+}
+
+/** Cuts a parsed document into units and frame; undefined when the document needs a whole lint. */
+export function documentUnits(document: unknown, canonical: string): DocumentUnits | undefined {
+  if (!isObject(document) || unsupported(document, canonical) !== undefined) return undefined
+  const units = new Map<string, Unit>()
+  const refTargets = new Set<string>()
+  const frame: JsonObject = { ...document }
+  const add = (path: string[], value: Json): boolean => {
+    const reaches = new Set<string>()
+    if (!collectRefs(value, path, reaches, refTargets)) return false
+    const id = unitId(path)
+    units.set(id, { id, path, value, hash: sha256(JSON.stringify(value)), reaches })
+    return true
+  }
+  for (const key of ['paths', 'webhooks'] as const) {
+    if (!isObject(document[key])) continue
+    frame[key] = {}
+    for (const [name, value] of Object.entries(document[key])) if (!add([key, name], value)) return undefined
+  }
+  if (isObject(document.components)) {
+    const components: JsonObject = { ...document.components }
+    frame.components = components
+    for (const kind of UNIT_COMPONENTS) {
+      const map = document.components[kind]
+      if (!isObject(map)) continue
+      components[kind] = {}
+      for (const [name, value] of Object.entries(map)) if (!add(['components', kind, name], value)) return undefined
+    }
+  }
+  // $refs in the frame point into units as well (and count for unused components).
+  const frameReaches = new Set<string>()
+  if (!collectRefs(frame, [], frameReaches, refTargets)) return undefined
+  return { document, frame, frameHash: sha256(JSON.stringify(frame)), units, refTargets, frameReaches }
+}
+
+/**
+ * The `$ref`s under a value as Spectral's resolver crawls them (json-ref-resolver's crawler): an object
+ * with a string `$ref` is a reference and its other members are not crawled; a reference to its own
+ * ancestor is skipped. False for a reference this cut cannot follow exactly (to a container).
+ */
+function collectRefs(value: Json, at: string[], reaches: Set<string>, targets: Set<string>): boolean {
+  if (isObject(value) && typeof value.$ref === 'string') return addRef(value.$ref, at, reaches, targets)
+  if (value === null || typeof value !== 'object') return true
+  for (const [key, child] of Object.entries(value)) {
+    if (child === null || typeof child !== 'object') continue
+    at.push(key)
+    const ok = collectRefs(child, at, reaches, targets)
+    at.pop()
+    if (!ok) return false
+  }
+  return true
+}
+
+function addRef(ref: string, at: readonly string[], reaches: Set<string>, targets: Set<string>): boolean {
+  if (!SIMPLE_LOCAL_REF.test(ref)) return false
+  const target = ref === '#' ? [] : ref.slice(2).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  const route = routeOf(target)
+  if (route === WHOLE) return false
+  if (route !== FRAME) reaches.add(route)
+  const ancestor = target.length > 0 && target.every((segment, i) => at[i] === segment)
+  if (!ancestor) targets.add(`#/${target.join('/')}`)
+  return true
+}
+
+/**
+ * The key of a unit's findings: the ruleset and frame (given), the unit's path and JSON, and every unit
+ * it reaches with its JSON (or its absence).
+ */
+export function routeKeys(cut: DocumentUnits): Map<string, string> {
+  const keys = new Map<string, string>()
+  for (const unit of cut.units.values()) {
+    const seen = new Set<string>([unit.id])
+    const stack = [...unit.reaches]
+    while (stack.length > 0) {
+      const id = stack.pop()!
+      if (seen.has(id)) continue
+      seen.add(id)
+      const reached = cut.units.get(id)
+      if (reached) stack.push(...reached.reaches)
+    }
+    const parts = [...seen].sort().map((id) => `${id}=${cut.units.get(id)?.hash ?? 'absent'}`)
+    keys.set(unit.id, sha256(parts.join('\n')))
+  }
+  return keys
+}
+
+/** The units a set of units reaches, transitively, those included. */
+export function closureOf(cut: DocumentUnits, ids: Iterable<string>): Set<string> {
+  const seen = new Set<string>()
+  const stack = [...ids]
+  while (stack.length > 0) {
+    const id = stack.pop()!
+    if (seen.has(id)) continue
+    const unit = cut.units.get(id)
+    if (!unit) continue
+    seen.add(id)
+    stack.push(...unit.reaches)
+  }
+  return seen
+}
+
+/** The frame with these units put back in their places, in the document's order. */
+export function partialDocument(cut: DocumentUnits, ids: Set<string>): JsonObject {
+  const partial: JsonObject = { ...cut.frame }
+  const place = (container: JsonObject, source: JsonObject, prefix: string[]) => {
+    for (const [name, value] of Object.entries(source)) if (ids.has(unitId([...prefix, name]))) container[name] = value
+  }
+  for (const key of ['paths', 'webhooks'] as const) {
+    if (!isObject(cut.document[key])) continue
+    const container: JsonObject = {}
+    place(container, cut.document[key], [key])
+    partial[key] = container
+  }
+  if (isObject(cut.document.components)) {
+    const components: JsonObject = { ...(cut.frame.components as JsonObject) }
+    for (const kind of UNIT_COMPONENTS) {
+      const map = cut.document.components[kind]
+      if (!isObject(map)) continue
+      const container: JsonObject = {}
+      place(container, map, ['components', kind])
+      components[kind] = container
+    }
+    partial.components = components
+  }
+  return partial
+}

@@ -1,0 +1,109 @@
+/**
+ * The re-lint (issue 19 item 2; docs/lint.md): a new version linted with the memo of the version
+ * before it must find exactly what a whole lint of it finds. Each document below has findings of every
+ * kind the re-lint puts together (kept per unit, found again in the changed units, and the three
+ * computed over the whole document), and each seeded edit (change, add and remove an operation, a
+ * schema, a `$ref` target, an example) is linted both ways, in a lineage: each version with the memo
+ * of the one before.
+ */
+import t from 'tap'
+import { generateOpenApi } from '../../bench/generate.js'
+import { canonicalJson, checksumOf } from '../../src/documents/canonical.js'
+import { DEFAULT_RULESET } from '../../src/documents/defaults.js'
+import { relintDocument } from '../../src/documents/incremental-lint.js'
+import { lintDocument } from '../../src/documents/lint.js'
+import type { LintMemo, RulesetInput } from '../../src/documents/types.js'
+import { documentEdits } from '../support/document-edits.js'
+
+type Json = Record<string, any>
+
+const rulesetInput = (document: unknown): RulesetInput => ({ checksum: checksumOf(canonicalJson(document)), document })
+const DEFAULT = rulesetInput(DEFAULT_RULESET)
+
+/** A generated document given one of each problem whose finding depends on more than one part. */
+function withProblems(openapi: string, seed: number): Json {
+  const document = JSON.parse(JSON.stringify(generateOpenApi(12_000, seed)).replaceAll('"id":"', '"ident":"')) as Json
+  document.openapi = openapi
+  const paths = document.paths
+  const first = Object.keys(paths)[0]
+  paths[first].post.operationId = paths[first].get.operationId // used twice
+  paths[first].get.tags = ['nowhere'] // not a global tag
+  const loose = { name: 'a', in: 'path', schema: { type: 'string' } } // not required: reported at the component
+  document.components.parameters.Loose = loose
+  paths['/v1/x/{a}'] = { get: { operationId: 'xa', parameters: [{ $ref: '#/components/parameters/Loose' }], responses: { 200: { description: 'ok' } } } }
+  paths['/v1/x/{b}'] = { get: { operationId: 'xb', responses: { 200: { description: 'ok' } } } } // equivalent, b undefined
+  document.components.schemas.Unused = { type: 'string', description: 'Nothing refers to it.' }
+  paths['/v1/dangling'] = { get: { operationId: 'dangling', responses: { 200: { $ref: '#/components/responses/Nope' } } } }
+  document.components.schemas.Badly = { type: 'object', properties: { n: { type: 'integer' } }, example: { n: 'one' } }
+  paths['/v1/badly'] = { get: { operationId: 'badly', responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Badly' }, example: { n: 'two' } } } } } } }
+  return document
+}
+
+async function lineage(t: Tap.Test, name: string, base: Json, ruleset: RulesetInput, edits: number, seed: number) {
+  let memo: LintMemo | undefined
+  let reusedRuns = 0
+  let findings = 0
+  const versions = [{ description: 'the first version', document: base }, ...documentEdits(base, edits, seed)]
+  for (const version of versions) {
+    const canonical = canonicalJson(version.document)
+    const relint = await relintDocument(canonical, ruleset, memo)
+    const whole = await lintDocument(canonical, ruleset)
+    t.same(relint.findings, whole, `${name}: ${version.description}`)
+    if (relint.reused !== undefined) reusedRuns += 1
+    findings += whole.length
+    memo = relint.memo ?? memo
+  }
+  return { reusedRuns, versions: versions.length, findings }
+}
+
+t.test('OpenAPI 3.1: every version re-linted finds what a whole lint finds', async (t) => {
+  const base = withProblems('3.1.0', 1)
+  const first = await lintDocument(canonicalJson(base), DEFAULT)
+  for (const code of ['operation-operationId-unique', 'operation-tag-defined', 'path-params', 'oas3-unused-component', 'invalid-ref', 'oas3-valid-media-example', 'oas3-valid-schema-example']) {
+    t.ok(first.some((f) => f.code === code), `the first version has a ${code} finding`)
+  }
+  t.ok(first.some((f) => f.code === 'path-params' && f.path[0] === 'components'), 'a path-params finding reported at the component a path item refers to')
+  const { reusedRuns, versions, findings } = await lineage(t, '3.1', base, DEFAULT, 24, 19)
+  t.ok(reusedRuns >= versions - 4, `the re-lint reused findings for ${reusedRuns} of ${versions - 1} new versions`)
+  t.ok(findings > versions * 5, 'every version has findings to compare')
+})
+
+t.test('OpenAPI 3.0: the same', async (t) => {
+  const { reusedRuns, versions } = await lineage(t, '3.0', withProblems('3.0.3', 2), DEFAULT, 16, 7)
+  t.ok(reusedRuns >= versions - 4, `the re-lint reused findings for ${reusedRuns} of ${versions - 1} new versions`)
+})
+
+t.test('a ruleset with a rule of its own is linted whole, with the same findings', async (t) => {
+  const custom = rulesetInput({
+    extends: [['spectral:oas', 'recommended']],
+    rules: { 'summary-short': { description: 'Summaries fit a menu.', severity: 'warn', given: '$.paths[*][*].summary', then: { function: 'length', functionOptions: { max: 18 } } } },
+  })
+  const { reusedRuns } = await lineage(t, 'custom', withProblems('3.1.0', 3), custom, 4, 5)
+  t.equal(reusedRuns, 0, 'no version reused findings')
+})
+
+t.test('a new frame, or a document named by URI, is linted whole', async (t) => {
+  const base = withProblems('3.1.0', 4)
+  const first = await relintDocument(canonicalJson(base), DEFAULT)
+  t.ok(first.memo, 'the first lint leaves a memo')
+  const retitled = { ...base, info: { ...base.info, title: 'Another title' } }
+  const again = await relintDocument(canonicalJson(retitled), DEFAULT, first.memo)
+  t.equal(again.reused, undefined, 'another info: nothing reused')
+  t.same(again.findings, await lintDocument(canonicalJson(retitled), DEFAULT))
+  const named = { ...base, components: { ...base.components, schemas: { ...base.components.schemas, Named: { $id: 'https://example.com/named', type: 'string' } } } }
+  const whole = await relintDocument(canonicalJson(named), DEFAULT, first.memo)
+  t.equal(whole.memo, undefined, 'a schema with an $id: no memo')
+  t.equal(whole.reused, undefined, 'and nothing reused')
+  t.same(whole.findings, await lintDocument(canonicalJson(named), DEFAULT))
+})
+
+t.test('a version changing one operation re-lints that path item only', async (t) => {
+  const base = withProblems('3.1.0', 6)
+  const first = await relintDocument(canonicalJson(base), DEFAULT)
+  const name = Object.keys(base.paths)[1]
+  const changed = { ...base, paths: { ...base.paths, [name]: { ...base.paths[name], get: { ...base.paths[name].get, description: 'Changed.' } } } }
+  const relint = await relintDocument(canonicalJson(changed), DEFAULT, first.memo)
+  t.equal(relint.linted, 1, 'one unit linted again')
+  t.equal(relint.reused, Object.keys(base.paths).length + Object.values(base.components as Json).reduce((n: number, map: Json) => n + Object.keys(map).length, 0) - 1, 'every other unit reused')
+  t.same(relint.findings, await lintDocument(canonicalJson(changed), DEFAULT))
+})
