@@ -6,7 +6,7 @@
  * schema, a `$ref` target, an example) is linted both ways, in a lineage: each version with the memo
  * of the one before.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { generateOpenApi } from '../../bench/generate.js'
 import { canonicalJson, checksumOf } from '../../src/documents/canonical.js'
 import { DEFAULT_RULESET } from '../../src/documents/defaults.js'
@@ -39,7 +39,7 @@ function withProblems(openapi: string, seed: number): Json {
   return document
 }
 
-async function lineage(t: Tap.Test, name: string, base: Json, ruleset: RulesetInput, edits: number, seed: number) {
+async function lineage(t: Test, name: string, base: Json, ruleset: RulesetInput, edits: number, seed: number) {
   let memo: LintMemo | undefined
   let reusedRuns = 0
   let findings = 0

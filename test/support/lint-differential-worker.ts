@@ -12,6 +12,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { clearRulesetCache, lintDocument } from '../../src/documents/lint.js'
+import { relintDocument } from '../../src/documents/incremental-lint.js'
+import type { Finding, LintMemo } from '../../src/documents/types.js'
 import { spectral } from '../../src/documents/spectral.js'
 import { useDependencyGraphSpeedup } from '../../src/documents/dependency-graph-speedup.js'
 import { useValidatorCache } from '../../src/documents/validator-cache.js'
@@ -31,14 +33,32 @@ prototype.run = async function (this: unknown, ...args: unknown[]) {
   return results
 }
 
+/** The registry side's memos of one lineage (as the pool keeps them), by ruleset. */
+let lineage: string | undefined
+const memos = new Map<string, LintMemo>()
+
+/** The registry's lint of a version of a lineage: a re-lint with the memo of the version before, as uploads are linted. */
+async function relint(request: LintRequest): Promise<{ findings: Finding[]; relinted: boolean }> {
+  if (request.lineage !== lineage) memos.clear()
+  lineage = request.lineage
+  const lint = await relintDocument(request.canonical, request.ruleset, memos.get(request.ruleset.checksum))
+  if (lint.memo) memos.set(request.ruleset.checksum, lint.memo)
+  return { findings: lint.findings, relinted: lint.reused !== undefined }
+}
+
 parentPort!.on('message', async (request: LintRequest) => {
   if (side === 'spectral') clearRulesetCache()
   diagnostics = []
   const started = performance.now()
   let reply: LintReply
   try {
-    const findings = await lintDocument(request.canonical, request.ruleset)
-    reply = { findings, diagnostics, ms: performance.now() - started }
+    if (side === 'registry' && request.lineage !== undefined) {
+      const { findings, relinted } = await relint(request)
+      reply = { findings, diagnostics, ms: performance.now() - started, ...(relinted && { relinted }) }
+    } else {
+      const findings = await lintDocument(request.canonical, request.ruleset)
+      reply = { findings, diagnostics, ms: performance.now() - started }
+    }
   } catch (err) {
     reply = { error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), ms: performance.now() - started }
   }

@@ -22,9 +22,11 @@ export interface Diagnostic {
   range: { start: Position; end: Position }
 }
 
-export interface LintRequest { canonical: string; ruleset: RulesetInput }
+/** `lineage`: the document is a version of that lineage, and the registry side re-lints it with the memo of the version before (as an upload is). */
+export interface LintRequest { canonical: string; ruleset: RulesetInput; lineage?: string }
 
-export type LintReply = { findings: Finding[]; diagnostics: Diagnostic[]; ms: number } | { error: string; ms: number }
+/** `relinted`: the registry side reused an earlier version's findings; its diagnostics are then those of the changed units only. */
+export type LintReply = { findings: Finding[]; diagnostics: Diagnostic[]; ms: number; relinted?: boolean } | { error: string; ms: number }
 
 /** A lint past the time limit: its thread is ended (Spectral cannot be interrupted otherwise). */
 interface TimedOut { timedOut: true; ms: number }
@@ -46,6 +48,8 @@ export interface Comparison {
   diagnostics: number
   registryMs: number
   spectralMs: number
+  /** The registry side re-linted (findings compared; diagnostics not: a re-lint has no ranges of the parts it reused). */
+  relinted?: boolean
   /** What both sides threw, when they threw the same (not a difference: Spectral itself fails so). */
   error?: string
   /** A side ran past the time limit: nothing was compared (the production pool ends such lints too). */
@@ -129,10 +133,13 @@ export class LintDifferential {
   /** `timeoutMs`: the longest one side's lint may take (none by default). */
   constructor(private readonly timeoutMs = Infinity) {}
 
-  /** Lints one canonical document both ways, at the same time, and compares. */
-  async compare(canonical: string, ruleset: RulesetInput): Promise<Comparison> {
+  /**
+   * Lints one canonical document both ways, at the same time, and compares. With a lineage, the
+   * registry side lints it as the next version of that lineage (a re-lint, when it applies).
+   */
+  async compare(canonical: string, ruleset: RulesetInput, lineage?: string): Promise<Comparison> {
     const [mine, theirs] = await Promise.all([
-      this.registry.lint({ canonical, ruleset }, this.timeoutMs), this.spectral.lint({ canonical, ruleset }, this.timeoutMs),
+      this.registry.lint({ canonical, ruleset, lineage }, this.timeoutMs), this.spectral.lint({ canonical, ruleset }, this.timeoutMs),
     ])
     const times = { registryMs: mine.ms, spectralMs: theirs.ms }
     if ('timedOut' in mine || 'timedOut' in theirs) return { found: [], findings: 0, diagnostics: 0, ...times, timedOut: true }
@@ -143,11 +150,14 @@ export class LintDifferential {
         ? { found: [], findings: 0, diagnostics: 0, ...times, error: registry }
         : { found: [], findings: 0, diagnostics: 0, ...times, difference: { what: 'error', registry, spectral } }
     }
-    const counts = { found: mine.findings, findings: mine.findings.length, diagnostics: mine.diagnostics.length, ...times }
+    const counts = {
+      found: mine.findings, findings: mine.findings.length, diagnostics: mine.relinted ? 0 : mine.diagnostics.length, ...times, ...(mine.relinted && { relinted: true }),
+    }
     const findingAt = firstDifference(mine.findings, theirs.findings)
     if (findingAt !== undefined) {
       return { ...counts, difference: { what: 'findings', at: findingAt, registry: mine.findings[findingAt] ?? '(no more findings)', spectral: theirs.findings[findingAt] ?? '(no more findings)' } }
     }
+    if (mine.relinted) return counts
     // Spectral's own order of diagnostics is not what anyone sees (the findings are sorted): compared as sets.
     const sorted = (list: Diagnostic[]) => list.map((d) => ({ d, k: key(d) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map((x) => x.d)
     const a = sorted(mine.diagnostics)
