@@ -33,6 +33,8 @@ export interface Relint {
   reused?: number
   /** Units linted again. */
   linted?: number
+  /** Why nothing was reused, or no memo left, when that is not simply the lack of a memo to use. */
+  whole?: string
 }
 
 let oasRules: Record<string, unknown> | undefined
@@ -52,15 +54,20 @@ function madeOfOasRules(ruleset: Ruleset): boolean {
 /** Lints a document, reusing the memo of an earlier version's lint when it applies; answers its own memo. */
 export async function relintDocument(canonical: string, input: RulesetInput, previous?: LintMemo): Promise<Relint> {
   const ruleset = compiled(input)
-  const cut = madeOfOasRules(ruleset) ? documentUnits(JSON.parse(canonical), canonical) : undefined
-  if (!cut) return { findings: findingsOf(await runSpectral(ruleset, spectralDocument(canonical)), canonical) }
+  const cut = madeOfOasRules(ruleset) ? documentUnits(JSON.parse(canonical), canonical) : { refused: 'a rule that is not one of spectral:oas\'s own' }
+  if ('refused' in cut) return { findings: findingsOf(await runSpectral(ruleset, spectralDocument(canonical)), canonical), whole: cut.refused }
   attributeResults(ruleset)
   const keys = routeKeys(cut)
+  let why: string | undefined
   if (previous && previous.ruleset === input.checksum && previous.frame === cut.frameHash) {
     const partial = await lintChanged(canonical, input, ruleset, cut, keys, previous)
-    if (partial) return partial
+    if (!('whole' in partial)) return partial
+    why = partial.whole
+  } else if (previous) {
+    why = previous.ruleset === input.checksum ? 'another frame (the document outside its paths and components)' : 'another ruleset'
   }
-  return lintWhole(canonical, input, ruleset, cut, keys)
+  const whole = await lintWhole(canonical, input, ruleset, cut, keys)
+  return why && whole.whole === undefined ? { ...whole, whole: why } : whole
 }
 
 /** The route of a result: the one noted when it was pushed, else (the resolver's own) where it is. */
@@ -79,7 +86,7 @@ async function lintWhole(canonical: string, input: RulesetInput, ruleset: Rulese
   const document = spectralDocument(canonical)
   const { value: results, capture } = await captured(document, () => runSpectral(ruleset, document))
   const findings = findingsOf(results, canonical)
-  if (capture.unsupported || !capture.results) return { findings }
+  if (capture.unsupported || !capture.results) return { findings, whole: capture.unsupported ?? 'no results captured' }
   const routes: Record<string, KeptResult[]> = {}
   for (const key of keys.values()) routes[key] = []
   const spectralCross: RawResult[] = []
@@ -91,29 +98,29 @@ async function lintWhole(canonical: string, input: RulesetInput, ruleset: Rulese
     const route = routeOfResult(result)
     if (route === FRAME) continue
     const key = keys.get(route)
-    if (route === WHOLE || key === undefined) return { findings }
+    if (route === WHOLE || key === undefined) return { findings, whole: `a result of ${String(result.code)} about a whole container` }
     routes[key].push(kept(result))
   }
   const formats = (document as { formats?: Set<unknown> | null }).formats
-  if (!sameResults(spectralCross, crossDocumentResults(cut, ruleset, formats))) return { findings }
+  if (!sameResults(spectralCross, crossDocumentResults(cut, ruleset, formats))) return { findings, whole: 'the findings computed over the whole document differ from Spectral\'s' }
   return { findings, memo: { ruleset: input.checksum, frame: cut.frameHash, routes } }
 }
 
-/** The re-lint: Spectral on the changed units only; undefined when a result's route cannot be known. */
+/** The re-lint: Spectral on the changed units only; `whole` (why) when a result's route cannot be known. */
 async function lintChanged(
   canonical: string, input: RulesetInput, ruleset: Ruleset, cut: DocumentUnits, keys: Map<string, string>, previous: LintMemo,
-): Promise<Relint | undefined> {
+): Promise<Relint | { whole: string }> {
   const changed = new Set([...cut.units.keys()].filter((id) => !Object.hasOwn(previous.routes, keys.get(id)!)))
   const document = spectralDocument(JSON.stringify(partialDocument(cut, closureOf(cut, [...changed, ...cut.frameReaches]))))
   const { capture } = await captured(document, () => runSpectral(ruleset, document))
-  if (capture.unsupported || !capture.results) return undefined
+  if (capture.unsupported || !capture.results) return { whole: capture.unsupported ?? 'no results captured' }
   const routes: Record<string, KeptResult[]> = {}
   for (const id of changed) routes[keys.get(id)!] = []
   const results: KeptResult[] = []
   for (const result of capture.results) {
     if (isCrossDocument(result)) continue
     const route = routeOfResult(result)
-    if (route === WHOLE) return undefined
+    if (route === WHOLE) return { whole: `a result of ${String(result.code)} about a whole container` }
     if (route === FRAME) {
       results.push(result)
     } else if (changed.has(route)) {

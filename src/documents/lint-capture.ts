@@ -100,7 +100,9 @@ export function attributeResults(ruleset: Ruleset): void {
         if (!capture) return fn(input, options, context)
         capture.pending = []
         const targetPath = context.path.slice()
-        if (routeOf(targetPath) === WHOLE && !CONTAINER_RULES.has(name)) capture.unsupported ??= `rule ${name} looks at a whole container`
+        // A `field` that finds nothing calls the function once on the container with nothing (an empty
+        // `paths` and `@key`): what it answers then is placed by its path like anything else.
+        if (routeOf(targetPath) === WHOLE && input !== undefined && !CONTAINER_RULES.has(name)) capture.unsupported ??= `rule ${name} looks at a whole container`
         const results = fn(input, options, context) as { path?: Segment[] }[] | Promise<unknown> | undefined
         if (results && typeof (results as Promise<unknown>).then === 'function') {
           capture.unsupported ??= `rule ${name} answers asynchronously`

@@ -3,8 +3,8 @@
  * only what changed"): units (each entry of `paths`, of `webhooks` and of the `components` maps that
  * hold reusable objects), and the frame (everything else, with those maps emptied). A unit's findings
  * are a function of the frame, the unit and the units its `$ref`s reach (transitively), so its route
- * key hashes exactly those; a document this cannot describe exactly is answered `undefined` and gets a
- * whole lint.
+ * key hashes exactly those; a document this cannot describe exactly is refused (with the reason) and
+ * gets a whole lint.
  */
 import { createHash } from 'node:crypto'
 
@@ -93,20 +93,49 @@ function unsupported(document: JsonObject, canonical: string): string | undefine
   // shares those names across the whole lint (validator-cache.ts).
   if (/"\$(?:id|schema|anchor|dynamicAnchor|dynamicRef|recursiveRef|recursiveAnchor)":/.test(canonical)) return 'a schema named by URI'
   if (/"\$ref":"(?!#)/.test(canonical)) return 'an external $ref'
-  if (document.openapi.startsWith('3.0') && /"id":"/.test(canonical)) return 'a draft-04 id'
-  if (canonical.includes('{{')) return 'a message template in the document'
+  if (document.openapi.startsWith('3.0') && canonical.includes('"id":"') && hasIdOutsideData(document)) return 'a draft-04 id'
   return undefined
 }
 
-/** Cuts a parsed document into units and frame; undefined when the document needs a whole lint. */
-export function documentUnits(document: unknown, canonical: string): DocumentUnits | undefined {
-  if (!isObject(document) || unsupported(document, canonical) !== undefined) return undefined
+/** Why a document gets a whole lint. */
+export interface Refusal { refused: string }
+
+const REF_REFUSED: Refusal = { refused: 'a $ref to a container, or written in a way the cut does not follow (percent-encoding, a URI)' }
+
+/** Members whose members are names chosen by the author (each value may be a schema), not keywords. */
+const NAME_MAPS = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'dependencies', 'schemas', 'parameters', 'headers', 'content', 'responses', 'paths', 'callbacks', 'requestBodies', 'links', 'encoding'])
+/** Members whose values are data, never a schema: an `id` inside them names nothing. */
+const DATA_MEMBERS = new Set(['example', 'examples', 'default', 'enum', 'const'])
+
+/**
+ * A string `id` where a draft-04 schema could be (OpenAPI 3.0's example validators are draft 04, where
+ * `id` names a schema): anywhere but inside data members and extensions. Conservative: an `id` of an
+ * object that is no schema at all also counts.
+ */
+function hasIdOutsideData(value: Json, parentKey = ''): boolean {
+  if (value === null || typeof value !== 'object') return false
+  if (!Array.isArray(value) && typeof value.id === 'string') return true
+  // In a map of names (`properties`, `schemas`…) a member called `example` is a schema like any other.
+  const names = NAME_MAPS.has(parentKey)
+  for (const [key, child] of Object.entries(value)) {
+    if (child === null || typeof child !== 'object' || (!names && (DATA_MEMBERS.has(key) || key.startsWith('x-')))) continue
+    if (hasIdOutsideData(child, Array.isArray(value) ? parentKey : key)) return true
+  }
+  return false
+}
+
+/** Cuts a parsed document into units and frame, or says why the document needs a whole lint. */
+export function documentUnits(document: unknown, canonical: string): DocumentUnits | Refusal {
+  if (!isObject(document)) return { refused: 'not an object' }
+  const refused = unsupported(document, canonical)
+  if (refused !== undefined) return { refused }
   const units = new Map<string, Unit>()
   const refTargets = new Set<string>()
+  const refs = new Map<string, ParsedRef>()
   const frame: JsonObject = { ...document }
   const add = (path: string[], value: Json): boolean => {
     const reaches = new Set<string>()
-    if (!collectRefs(value, path, reaches, refTargets)) return false
+    if (!collectRefs(value, path, reaches, refTargets, refs)) return false
     const id = unitId(path)
     units.set(id, { id, path, value, hash: sha256(JSON.stringify(value)), reaches })
     return true
@@ -114,7 +143,7 @@ export function documentUnits(document: unknown, canonical: string): DocumentUni
   for (const key of ['paths', 'webhooks'] as const) {
     if (!isObject(document[key])) continue
     frame[key] = {}
-    for (const [name, value] of Object.entries(document[key])) if (!add([key, name], value)) return undefined
+    for (const [name, value] of Object.entries(document[key])) if (!add([key, name], value)) return REF_REFUSED
   }
   if (isObject(document.components)) {
     const components: JsonObject = { ...document.components }
@@ -123,12 +152,12 @@ export function documentUnits(document: unknown, canonical: string): DocumentUni
       const map = document.components[kind]
       if (!isObject(map)) continue
       components[kind] = {}
-      for (const [name, value] of Object.entries(map)) if (!add(['components', kind, name], value)) return undefined
+      for (const [name, value] of Object.entries(map)) if (!add(['components', kind, name], value)) return REF_REFUSED
     }
   }
   // $refs in the frame point into units as well (and count for unused components).
   const frameReaches = new Set<string>()
-  if (!collectRefs(frame, [], frameReaches, refTargets)) return undefined
+  if (!collectRefs(frame, [], frameReaches, refTargets, refs)) return REF_REFUSED
   return { document, frame, frameHash: sha256(JSON.stringify(frame)), units, refTargets, frameReaches }
 }
 
@@ -137,27 +166,37 @@ export function documentUnits(document: unknown, canonical: string): DocumentUni
  * with a string `$ref` is a reference and its other members are not crawled; a reference to its own
  * ancestor is skipped. False for a reference this cut cannot follow exactly (to a container).
  */
-function collectRefs(value: Json, at: string[], reaches: Set<string>, targets: Set<string>): boolean {
-  if (isObject(value) && typeof value.$ref === 'string') return addRef(value.$ref, at, reaches, targets)
+function collectRefs(value: Json, at: string[], reaches: Set<string>, targets: Set<string>, refs: Map<string, ParsedRef>): boolean {
+  if (isObject(value) && typeof value.$ref === 'string') return addRef(value.$ref, at, reaches, targets, refs)
   if (value === null || typeof value !== 'object') return true
   for (const [key, child] of Object.entries(value)) {
     if (child === null || typeof child !== 'object') continue
     at.push(key)
-    const ok = collectRefs(child, at, reaches, targets)
+    const ok = collectRefs(child, at, reaches, targets, refs)
     at.pop()
     if (!ok) return false
   }
   return true
 }
 
-function addRef(ref: string, at: readonly string[], reaches: Set<string>, targets: Set<string>): boolean {
-  if (!SIMPLE_LOCAL_REF.test(ref)) return false
+/** A local `$ref` read once per document (the same few targets are referred to thousands of times). */
+interface ParsedRef { target: string[]; route: string; pointer: string }
+const REFUSED_REF: ParsedRef = { target: [], route: WHOLE, pointer: '' }
+
+function parseRef(ref: string): ParsedRef {
+  if (!SIMPLE_LOCAL_REF.test(ref)) return REFUSED_REF
   const target = ref === '#' ? [] : ref.slice(2).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-  const route = routeOf(target)
+  return { target, route: routeOf(target), pointer: `#/${target.join('/')}` }
+}
+
+function addRef(ref: string, at: readonly string[], reaches: Set<string>, targets: Set<string>, refs: Map<string, ParsedRef>): boolean {
+  let parsed = refs.get(ref)
+  if (!parsed) refs.set(ref, parsed = parseRef(ref))
+  const { target, route } = parsed
   if (route === WHOLE) return false
   if (route !== FRAME) reaches.add(route)
   const ancestor = target.length > 0 && target.every((segment, i) => at[i] === segment)
-  if (!ancestor) targets.add(`#/${target.join('/')}`)
+  if (!ancestor) targets.add(parsed.pointer)
   return true
 }
 

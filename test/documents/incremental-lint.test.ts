@@ -34,7 +34,7 @@ function withProblems(openapi: string, seed: number): Json {
   paths['/v1/x/{b}'] = { get: { operationId: 'xb', responses: { 200: { description: 'ok' } } } } // equivalent, b undefined
   document.components.schemas.Unused = { type: 'string', description: 'Nothing refers to it.' }
   paths['/v1/dangling'] = { get: { operationId: 'dangling', responses: { 200: { $ref: '#/components/responses/Nope' } } } }
-  document.components.schemas.Badly = { type: 'object', properties: { n: { type: 'integer' } }, example: { n: 'one' } }
+  document.components.schemas.Badly = { type: 'object', description: 'Looks like a {{error}} template.', properties: { n: { type: 'integer' } }, example: { n: '{{value}}' } }
   paths['/v1/badly'] = { get: { operationId: 'badly', responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Badly' }, example: { n: 'two' } } } } } } }
   return document
 }
@@ -80,6 +80,18 @@ t.test('a ruleset with a rule of its own is linted whole, with the same findings
   })
   const { reusedRuns } = await lineage(t, 'custom', withProblems('3.1.0', 3), custom, 4, 5)
   t.equal(reusedRuns, 0, 'no version reused findings')
+  t.match((await relintDocument(canonicalJson(withProblems('3.1.0', 3)), custom)).whole, /not one of spectral:oas's own/, 'and it says why')
+})
+
+t.test('a version changing only a component nothing refers to re-lints that component alone', async (t) => {
+  const base = withProblems('3.1.0', 5)
+  const first = await relintDocument(canonicalJson(base), DEFAULT)
+  const changed = { ...base, components: { ...base.components, schemas: { ...base.components.schemas, Unused: { type: 'integer', enum: [1, 1] } } } }
+  const relint = await relintDocument(canonicalJson(changed), DEFAULT, first.memo)
+  t.equal(relint.linted, 1, 'one unit linted again (its document has no path item at all)')
+  const whole = await lintDocument(canonicalJson(changed), DEFAULT)
+  t.ok(whole.some((f) => f.code === 'duplicated-entry-in-enum'), 'the change is found')
+  t.same(relint.findings, whole)
 })
 
 t.test('a new frame, or a document named by URI, is linted whole', async (t) => {
@@ -89,12 +101,25 @@ t.test('a new frame, or a document named by URI, is linted whole', async (t) => 
   const retitled = { ...base, info: { ...base.info, title: 'Another title' } }
   const again = await relintDocument(canonicalJson(retitled), DEFAULT, first.memo)
   t.equal(again.reused, undefined, 'another info: nothing reused')
+  t.match(again.whole, /another frame/, 'and it says why')
   t.same(again.findings, await lintDocument(canonicalJson(retitled), DEFAULT))
   const named = { ...base, components: { ...base.components, schemas: { ...base.components.schemas, Named: { $id: 'https://example.com/named', type: 'string' } } } }
   const whole = await relintDocument(canonicalJson(named), DEFAULT, first.memo)
   t.equal(whole.memo, undefined, 'a schema with an $id: no memo')
   t.equal(whole.reused, undefined, 'and nothing reused')
+  t.equal(whole.whole, 'a schema named by URI', 'and it says why')
   t.same(whole.findings, await lintDocument(canonicalJson(named), DEFAULT))
+})
+
+t.test('OpenAPI 3.0: an id names a schema (draft 04), an id inside an example does not', async (t) => {
+  const base = withProblems('3.0.3', 8)
+  const withExample = { ...base, components: { ...base.components, schemas: { ...base.components.schemas, Ided: { type: 'object', example: { id: 'abc' } } } } }
+  t.ok((await relintDocument(canonicalJson(withExample), DEFAULT)).memo, 'an id in an example: a memo')
+  const example = { type: 'object', properties: { example: { type: 'string', id: 'urn:named' } } } // a property called example
+  const withId = { ...base, components: { ...base.components, schemas: { ...base.components.schemas, Ided: example } } }
+  const lint = await relintDocument(canonicalJson(withId), DEFAULT)
+  t.equal(lint.whole, 'a draft-04 id', 'an id of a schema (a property called example): a whole lint')
+  t.same(lint.findings, await lintDocument(canonicalJson(withId), DEFAULT))
 })
 
 t.test('a version changing one operation re-lints that path item only', async (t) => {
