@@ -55,8 +55,16 @@ interface QueueOptions {
   lint: boolean
 }
 
-/** Lineages whose last lint's memo is kept (each about a kilobyte per thousand units, plus its findings). */
+/** Lineages whose last lint's memo is kept, and about how much memory all of them may take. */
 const LINT_MEMOS = 64
+const LINT_MEMO_BYTES = 64 * 1024 * 1024
+
+/** A memo's approximate size: a route key and its list, and each kept result (a larger one is not kept). */
+function memoBytes(memo: LintMemo): number {
+  let bytes = 256
+  for (const results of Object.values(memo.routes)) bytes += 120 + results.length * 300
+  return Math.max(1, bytes)
+}
 
 /** Why a worker was ended (and replaced). */
 export type WorkerEnd = 'runs' | 'heap' | 'timeout' | 'memory' | 'crash'
@@ -133,7 +141,7 @@ export class DocumentWorkers {
   /** The worker each run was given to, while it runs. */
   readonly #runWorkers = new Map<number, WorkerState>()
   /** The memo of the last lint of each lineage and ruleset, for the next version's (a cache: findings are the same without). */
-  readonly #lintMemos = new LRUCache<string, LintMemo>({ max: LINT_MEMOS })
+  readonly #lintMemos = new LRUCache<string, LintMemo>({ max: LINT_MEMOS, maxSize: LINT_MEMO_BYTES, sizeCalculation: memoBytes })
   readonly #maxRuns: number
   readonly #maxHeapBytes: number
   readonly #observer: WorkerObserver

@@ -132,6 +132,8 @@ export interface CheckResult {
   findings?: Finding[]
   /** The worker's, for the pool: what the next version's lint may reuse. */
   lintMemo?: LintMemo
+  /** Present when the lint reused an earlier version's findings: units reused and linted again. */
+  relinted?: { reused: number; linted: number }
 }
 
 /** What a lint leaves for the next version's lint: each unit's results by route key (incremental-lint.ts). */

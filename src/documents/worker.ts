@@ -277,6 +277,7 @@ export async function check(task: CheckTask): Promise<CheckResult> {
     const lint = await timedLint(() => relintDocument(canonical, ruleset, task.previousLint))
     result.findings = lint.findings
     if (lint.memo) result.lintMemo = lint.memo
+    if (lint.reused !== undefined) result.relinted = { reused: lint.reused, linted: lint.linted ?? 0 }
   }
   return result
 }

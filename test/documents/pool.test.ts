@@ -42,6 +42,28 @@ t.test('the pool digests, checks, lints and converts; errors come back as Regist
   t.ok(workers.queueSize >= 0 && workers.utilization >= 0)
 })
 
+t.test('a version checked with the lineage of the one before re-lints only what changed (the pool keeps the memo, not a worker)', async (t) => {
+  const workers = new DocumentWorkers({ threads: 2, timeoutMs: 30_000, memoryMb: 512 })
+  t.teardown(() => workers.close())
+  const version = (description: string) => canonicalJson({
+    openapi: '3.1.0', info: { title: 'Pets', version: '1' },
+    paths: Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`/pets${i}`, { get: { operationId: `pets${i}`, description: i === 3 ? description : 'Pets.', responses: { 200: { description: 'ok' } } } }])),
+  })
+  const first = await workers.check({ kind: 'openapi', canonical: version('first'), ruleset: oas, lineage: 'api-1' })
+  t.equal(first.relinted, undefined, 'the first version is linted whole')
+  t.equal(first.lintMemo, undefined, 'the memo stays in the pool')
+  // Both workers busy with other lineages' lints: the next version lands on whichever is free.
+  const [second] = await Promise.all([
+    workers.check({ kind: 'openapi', canonical: version('second'), ruleset: oas, lineage: 'api-1' }),
+    workers.check({ kind: 'openapi', canonical: version('other'), ruleset: oas, lineage: 'api-2' }),
+  ])
+  t.same(second.relinted, { reused: 7, linted: 1 }, 'one path item linted again, seven reused')
+  const whole = await workers.check({ kind: 'openapi', canonical: version('second'), ruleset: oas })
+  t.same(second.findings, whole.findings, 'the findings of a whole lint')
+  t.equal((await workers.check({ kind: 'openapi', canonical: version('third'), ruleset: { ...oas, checksum: 'sha256:other' }, lineage: 'api-1' })).relinted, undefined,
+    'another ruleset version: linted whole')
+})
+
 t.test('external references are refused in validation and never fetched or read, in lint either', async (t) => {
   const server = await listeningServer()
   t.teardown(server.close)
