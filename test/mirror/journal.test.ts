@@ -25,6 +25,18 @@ async function writeHistory(s: { call: Awaited<ReturnType<typeof startTestServer
   return api
 }
 
+/**
+ * A storage of its own (removed after the test) written by a registry whose mirror writer never starts:
+ * the index journals `count` versions of an API and a schema, nothing reaches git. The server is open.
+ */
+async function offlineHistory(t: Test, count: number) {
+  const storage = tempDir()
+  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
+  const offline = await startTestServer({ storage })
+  await writeHistory(offline, count)
+  return { storage, offline, orgId: offline.orgId, journal: offline.registry.storage.read.mirror }
+}
+
 /** Starts the mirror server on `storage` and waits until the journal it found is applied. */
 async function startAndApply(t: Test, storage: string) {
   const s = await startMirrorServer({ storage })
@@ -35,13 +47,7 @@ async function startAndApply(t: Test, storage: string) {
 }
 
 t.test('entries journaled while no writer runs are applied at the next start (replay)', async (t) => {
-  const storage = tempDir()
-  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
-  // A registry whose mirror writer never starts: the index journals, nothing reaches git.
-  const offline = await startTestServer({ storage })
-  await writeHistory(offline, 3)
-  const orgId = offline.orgId
-  const journal = offline.registry.storage.read.mirror
+  const { storage, offline, orgId, journal } = await offlineHistory(t, 3)
   t.equal((await journal.pending(100)).length, 6, 'create, three versions, schema create and version are pending')
   t.equal(await journal.head(orgId), undefined)
   await offline.close()
@@ -56,12 +62,7 @@ t.test('entries journaled while no writer runs are applied at the next start (re
 })
 
 t.test('resources the journal never described (storage older than the mirror) are rebuilt from the index at start', async (t) => {
-  const storage = tempDir()
-  t.teardown(() => rmSync(storage, { recursive: true, force: true }))
-  const offline = await startTestServer({ storage })
-  await writeHistory(offline, 2)
-  const orgId = offline.orgId
-  const journal = offline.registry.storage.read.mirror
+  const { storage, offline, orgId, journal } = await offlineHistory(t, 2)
   const pending = await journal.pending(100)
   // Another organization's entries count for it alone: its creates must not hide the missing one.
   const other = await offline.registry.organizations.create('other', 'Other')
