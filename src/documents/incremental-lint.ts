@@ -10,14 +10,15 @@
  * document are computed over it (lint-cross-rules.ts). Spectral's list is a set (its runner drops
  * results with the same code, path, source and message), so the union is the whole lint's list.
  *
- * Only rulesets made of spectral:oas's own rules take this path (any rule of another definition
- * could look across units in ways this does not know), and only documents lint-units.ts accepts; any
+ * Only rulesets whose every rule is known take this path (spectral:oas's own, and rules of the
+ * ruleset's own that use Spectral's core functions and look only inside what they match: a rule of
+ * another kind could look across units in ways this does not know), and only documents lint-units.ts accepts; any
  * result whose route cannot be known during a run sends the lint back to a whole one. The memo is a
  * cache: the findings are the same with or without it.
  */
 import { createRequire } from 'node:module'
 import type { Finding, KeptResult, LintMemo, RulesetInput } from './types.js'
-import { attributeResults, captured, ROUTE, type RawResult } from './lint-capture.js'
+import { attributeResults, captured, CONTAINER_RULES, ROUTE, type RawResult } from './lint-capture.js'
 import { crossDocumentResults, isCrossDocument } from './lint-cross-rules.js'
 import { closureOf, documentUnits, FRAME, partialDocument, routeKeys, routeOf, WHOLE, type DocumentUnits } from './lint-units.js'
 import { compiled, findingsOf, runSpectral, spectralDocument } from './lint.js'
@@ -40,21 +41,67 @@ export interface Relint {
 let oasRules: Record<string, unknown> | undefined
 const eligible = new WeakMap<Ruleset, boolean>()
 
-/** True when every rule of the ruleset is one of spectral:oas's, as it defines it (severity aside). */
-function madeOfOasRules(ruleset: Ruleset): boolean {
+/** Spectral's core functions that read nothing but their target, options and path. */
+const LOCAL_FUNCTIONS = ['alphabetical', 'casing', 'defined', 'enumeration', 'falsy', 'length', 'or', 'pattern', 'schema', 'truthy', 'undefined', 'xor'] as const
+
+type Rule = Ruleset['rules'][string]
+type Then = { function: unknown; functionOptions?: unknown }
+
+/**
+ * True when the re-lint knows every rule of the ruleset: spectral:oas's own (as it defines them,
+ * severity aside), or a rule of the ruleset's own that only looks inside what it matches (a JSONPath
+ * that never looks back at the root, and Spectral's core functions that read only their target).
+ */
+function reusable(ruleset: Ruleset): boolean {
   const known = eligible.get(ruleset)
   if (known !== undefined) return known
   oasRules ??= (require('@stoplight/spectral-rulesets') as { oas: { rules: Record<string, unknown> } }).oas.rules
-  const rules = oasRules
-  const answer = !ruleset.overrides && Object.values(ruleset.rules).every((rule) => rule.definition === rules[rule.name])
+  const oas = oasRules
+  const functions = require('@stoplight/spectral-functions') as Record<(typeof LOCAL_FUNCTIONS)[number], unknown>
+  const local = new Set(LOCAL_FUNCTIONS.map((name) => functions[name]))
+  const ownRule = (rule: Rule) => !CONTAINER_RULES.has(rule.name)
+    && rule.given.every(looksInsideOnly)
+    && (rule.then as Then[]).every((then) => local.has(then.function) && !(then.function === functions.schema && namesSchemasByUri(then.functionOptions)))
+  const answer = !ruleset.overrides && Object.values(ruleset.rules).every((rule) => sameAsOas(rule, oas[rule.name]) || ownRule(rule))
   eligible.set(ruleset, answer)
   return answer
+}
+
+/**
+ * A rule as spectral:oas defines it, but for its severity and message: the same `given`, functions,
+ * fields and options. (A ruleset may redefine a rule of spectral:oas under its name; Spectral keeps the
+ * extended definition as the rule's `definition` then, so that alone proves nothing.)
+ */
+function sameAsOas(rule: Rule, definition: unknown): boolean {
+  if (definition === null || typeof definition !== 'object') return false
+  const def = definition as { given: string | string[]; then: Then | Then[]; resolved?: boolean }
+  const given = Array.isArray(def.given) ? def.given : [def.given]
+  const thens = Array.isArray(def.then) ? def.then : [def.then]
+  // Spectral's rules keep the very `then` objects of the definition they were made from.
+  return JSON.stringify(rule.given) === JSON.stringify(given) && rule.resolved === (def.resolved ?? true)
+    && rule.then.length === thens.length && rule.then.every((then, i) => then === thens[i])
+}
+
+/**
+ * A `given` that matches nodes by where they are and what they hold, never by the root: no alias (it
+ * could be anything), and no `$` or `@root` in it after its start outside quoted names (`$ref`).
+ */
+function looksInsideOnly(given: string): boolean {
+  if (!given.startsWith('$')) return false
+  const unquoted = given.slice(1).replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, '')
+  return !unquoted.includes('$') && !unquoted.includes('@root')
+}
+
+/** Options of the `schema` function whose schema names itself or others by URI (Spectral's per-document validators share those names). */
+function namesSchemasByUri(options: unknown): boolean {
+  const text = JSON.stringify(options ?? null)
+  return /"(?:\$id|id|\$schema|\$anchor|\$dynamicAnchor)":|"\$(?:ref|dynamicRef|recursiveRef)":"(?!#)/.test(text)
 }
 
 /** Lints a document, reusing the memo of an earlier version's lint when it applies; answers its own memo. */
 export async function relintDocument(canonical: string, input: RulesetInput, previous?: LintMemo): Promise<Relint> {
   const ruleset = compiled(input)
-  const cut = madeOfOasRules(ruleset) ? documentUnits(JSON.parse(canonical), canonical) : { refused: 'a rule that is not one of spectral:oas\'s own' }
+  const cut = reusable(ruleset) ? documentUnits(JSON.parse(canonical), canonical) : { refused: 'a rule the re-lint does not know (a function of its own, an alias, a look at the root, overrides)' }
   if ('refused' in cut) return { findings: findingsOf(await runSpectral(ruleset, spectralDocument(canonical)), canonical), whole: cut.refused }
   attributeResults(ruleset)
   const keys = routeKeys(cut)

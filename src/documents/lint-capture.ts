@@ -38,7 +38,7 @@ export interface Capture {
 }
 
 /** Rules of spectral:oas called on a container whose results are placed by their raw paths or computed apart (lint-cross-rules.ts). */
-const CONTAINER_RULES = new Set(['operation-operationId-unique', 'path-params', 'operation-tag-defined', 'oas3-unused-component', 'oas3-schema'])
+export const CONTAINER_RULES = new Set(['operation-operationId-unique', 'path-params', 'operation-tag-defined', 'oas3-unused-component', 'oas3-schema'])
 
 const captures = new WeakMap<object, Capture>()
 /** The capture of the run whose rules are being called now (a runner's traversal is synchronous). */
@@ -86,36 +86,41 @@ const { decodeSegmentFragment } = createRequire(require.resolve('@stoplight/spec
 }
 export { decodeSegmentFragment }
 
-/** Wraps each rule function of a compiled ruleset once, so that a captured run knows its results' routes. */
+/**
+ * Wraps each rule function of a compiled ruleset once, so that a captured run knows its results'
+ * routes. Each rule gets a list of its own: the `then` objects of an extended ruleset's rules are
+ * shared by every ruleset that extends it, and are left as they are.
+ */
 export function attributeResults(ruleset: Ruleset): void {
   install()
   if (wrapped.has(ruleset)) return
   wrapped.add(ruleset)
   for (const rule of Object.values(ruleset.rules)) {
-    const name = rule.name
-    for (const then of rule.then as { function: RuleFunction }[]) {
-      const fn = then.function
-      const routed: RuleFunction = function (input, options, context) {
-        const capture = current
-        if (!capture) return fn(input, options, context)
-        capture.pending = []
-        const targetPath = context.path.slice()
-        // A `field` that finds nothing calls the function once on the container with nothing (an empty
-        // `paths` and `@key`): what it answers then is placed by its path like anything else.
-        if (routeOf(targetPath) === WHOLE && input !== undefined && !CONTAINER_RULES.has(name)) capture.unsupported ??= `rule ${name} looks at a whole container`
-        const results = fn(input, options, context) as { path?: Segment[] }[] | Promise<unknown> | undefined
-        if (results && typeof (results as Promise<unknown>).then === 'function') {
-          capture.unsupported ??= `rule ${name} answers asynchronously`
-        } else if (Array.isArray(results)) {
-          for (const result of results) capture.pending.push(routeOf((result.path ?? targetPath).map(decodeSegmentFragment)))
-        }
-        return results
-      }
-      Object.defineProperty(routed, 'name', { value: fn.name })
-      if (fn.validator) routed.validator = fn.validator
-      then.function = routed
-    }
+    const thens = rule.then as { function: RuleFunction }[]
+    rule.then = thens.map((then) => ({ ...then, function: routed(rule.name, then.function) })) as typeof rule.then
   }
+}
+
+function routed(name: string, fn: RuleFunction): RuleFunction {
+  const wrapper: RuleFunction = function (input, options, context) {
+    const capture = current
+    if (!capture) return fn(input, options, context)
+    capture.pending = []
+    const targetPath = context.path.slice()
+    // A `field` that finds nothing calls the function once on the container with nothing (an empty
+    // `paths` and `@key`): what it answers then is placed by its path like anything else.
+    if (routeOf(targetPath) === WHOLE && input !== undefined && !CONTAINER_RULES.has(name)) capture.unsupported ??= `rule ${name} looks at a whole container`
+    const results = fn(input, options, context) as { path?: Segment[] }[] | Promise<unknown> | undefined
+    if (results && typeof (results as Promise<unknown>).then === 'function') {
+      capture.unsupported ??= `rule ${name} answers asynchronously`
+    } else if (Array.isArray(results)) {
+      for (const result of results) capture.pending.push(routeOf((result.path ?? targetPath).map(decodeSegmentFragment)))
+    }
+    return results
+  }
+  Object.defineProperty(wrapper, 'name', { value: fn.name })
+  if (fn.validator) wrapper.validator = fn.validator
+  return wrapper
 }
 
 /** Runs a lint of this Document with its results' routes noted. */

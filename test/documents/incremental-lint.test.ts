@@ -73,14 +73,41 @@ t.test('OpenAPI 3.0: the same', async (t) => {
   t.ok(reusedRuns >= versions - 4, `the re-lint reused findings for ${reusedRuns} of ${versions - 1} new versions`)
 })
 
-t.test('a ruleset with a rule of its own is linted whole, with the same findings', async (t) => {
+t.test('rules of a ruleset\'s own that look only inside what they match are re-linted too', async (t) => {
   const custom = rulesetInput({
     extends: [['spectral:oas', 'recommended']],
-    rules: { 'summary-short': { description: 'Summaries fit a menu.', severity: 'warn', given: '$.paths[*][*].summary', then: { function: 'length', functionOptions: { max: 18 } } } },
+    rules: {
+      'summary-short': { description: 'Summaries fit a menu.', severity: 'warn', given: '$.paths[*][*].summary', then: { function: 'length', functionOptions: { max: 18 } } },
+      'operation-id-camel': { description: 'camelCase ids.', severity: 'info', given: '$.paths[*][*].operationId', then: { function: 'casing', functionOptions: { type: 'camel' } } },
+      'example-shape': {
+        description: 'Examples are small.', severity: 'warn', given: "$..content[?(@property === 'application/json')].example",
+        then: { function: 'schema', functionOptions: { schema: { type: 'object', maxProperties: 5 }, allErrors: true } },
+      },
+      'schema-described': { description: 'Named schemas say what they are.', severity: 'hint', given: '$.components.schemas[*]', then: { field: 'description', function: 'truthy' } },
+    },
   })
-  const { reusedRuns } = await lineage(t, 'custom', withProblems('3.1.0', 3), custom, 4, 5)
-  t.equal(reusedRuns, 0, 'no version reused findings')
-  t.match((await relintDocument(canonicalJson(withProblems('3.1.0', 3)), custom)).whole, /not one of spectral:oas's own/, 'and it says why')
+  const { reusedRuns, versions, findings } = await lineage(t, 'custom', withProblems('3.1.0', 3), custom, 12, 5)
+  t.ok(reusedRuns >= versions - 4, `the re-lint reused findings for ${reusedRuns} of ${versions - 1} new versions`)
+  t.ok(findings > versions * 5, 'every version has findings to compare')
+})
+
+t.test('a ruleset with a rule the re-lint does not know is linted whole, with the same findings', async (t) => {
+  const own = (rule: object) => rulesetInput({ extends: [['spectral:oas', 'recommended']], rules: { own: { description: 'Its own.', severity: 'warn', ...rule } } })
+  const unknown = {
+    'a look at the root': own({ given: '$.paths[*][?(@.summary === @root.info.title)]', then: { function: 'falsy' } }),
+    'a function reading the whole document': own({ given: '$.components.schemas', then: { function: 'unreferencedReusableObject', functionOptions: { reusableObjectsLocation: '#/components/schemas' } } }),
+    'a schema named by URI': own({ given: '$.info', then: { function: 'schema', functionOptions: { schema: { $id: 'https://example.com/info', type: 'object' } } } }),
+    'a rule of its own named as one of spectral:oas': rulesetInput({ extends: [['spectral:oas', 'recommended']], rules: { 'path-params': { description: 'Its own.', given: '$.paths', then: { function: 'truthy' } } } }),
+  }
+  const base = withProblems('3.1.0', 3)
+  const changed = { ...base, info: { ...base.info }, paths: { ...base.paths, '/v1/r0': { ...base.paths['/v1/r0'], get: { ...base.paths['/v1/r0'].get, summary: 'Changed' } } } }
+  for (const [what, ruleset] of Object.entries(unknown)) {
+    const first = await relintDocument(canonicalJson(base), ruleset)
+    t.match(first.whole, /a rule the re-lint does not know/, `${what}: linted whole, and it says why`)
+    const next = await relintDocument(canonicalJson(changed), ruleset, first.memo)
+    t.equal(next.reused, undefined, `${what}: nothing reused`)
+    t.same(next.findings, await lintDocument(canonicalJson(changed), ruleset), `${what}: a whole lint's findings`)
+  }
 })
 
 t.test('a version changing only a component nothing refers to re-lints that component alone', async (t) => {

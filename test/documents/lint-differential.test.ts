@@ -130,7 +130,7 @@ t.test('the registry finds what plain Spectral finds, on generated documents and
     }
   }
   t.equal(differences.length, 0, `${differences.length} differences in ${pairs} lints compared`, { first: differences.slice(0, 3) })
-  t.ok(relinted >= 8, `the registry re-linted ${relinted} of them (new versions of the 3.1 document with the default ruleset, but for those naming schemas by URI)`)
+  t.ok(relinted >= 20, `the registry re-linted ${relinted} of them (new versions, with either ruleset, but for those naming schemas by URI)`)
   // What makes the comparison worth something: the edits that reach what the validator cache decides
   // on (the seeds are chosen for it), the rules that use validators finding things, and the edits
   // changing what was found.
