@@ -165,6 +165,10 @@ if (postgres) {
     for (let round = 0; round < ROUNDS; round++) {
       const victim = round % cluster.replicas.length
       await acknowledgedMore(BEFORE_KILL, `round ${round + 1}, before replica ${victim} is killed`)
+      // Killed while it is answering a write (when one reaches it within a second), so that kills cut
+      // writes: between two writes of a client the victim is often idle, and then nothing is cut.
+      const waitUntil = Date.now() + 1000
+      while (cluster.replicas[victim].inFlight === 0 && Date.now() < waitUntil) await new Promise((resolve) => setTimeout(resolve, 1))
       kills[victim] += 1
       await cluster.kill(victim)
       await acknowledgedMore(WHILE_DOWN, `round ${round + 1}, while replica ${victim} is down`)

@@ -24,6 +24,8 @@ export interface Replica {
   server: RunningServer
   /** False from `kill`/`stop` until `restart`: the proxy passes it by. */
   up: boolean
+  /** Requests the proxy has passed to it and not yet seen answered to the end. */
+  inFlight: number
 }
 
 export interface Answer {
@@ -96,7 +98,7 @@ export async function startReplicas(t: Teardowns, postgres: PostgresServer, opti
   const envOf = (index: number) => ({ ...env, PGAPPNAME: replicaApplicationName(index) })
   const replicas: Replica[] = await Promise.all(Array.from({ length: count }, async (_, index) => {
     const storage = tempDir('registry-replica-')
-    return { index, storage, server: await startServer(storage, envOf(index)), up: true }
+    return { index, storage, server: await startServer(storage, envOf(index)), up: true, inFlight: 0 }
   }))
   t.teardown(async () => {
     await Promise.all(replicas.map((replica) => replica.server.stop()))
@@ -112,6 +114,8 @@ export async function startReplicas(t: Teardowns, postgres: PostgresServer, opti
       return
     }
     const replica = live[next++ % live.length]
+    replica.inFlight += 1
+    res.once('close', () => { replica.inFlight -= 1 })
     const target = new URL(replica.server.url)
     // The Host header goes through as sent (as nginx's `proxy_set_header Host $host`): sites route by it.
     const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
