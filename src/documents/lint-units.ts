@@ -93,7 +93,8 @@ function unsupported(document: JsonObject, canonical: string): string | undefine
   // shares those names across the whole lint (validator-cache.ts).
   if (/"\$(?:id|schema|anchor|dynamicAnchor|dynamicRef|recursiveRef|recursiveAnchor)":/.test(canonical)) return 'a schema named by URI'
   if (/"\$ref":"(?!#)/.test(canonical)) return 'an external $ref'
-  if (document.openapi.startsWith('3.0') && canonical.includes('"id":"') && hasIdOutsideData(document)) return 'a draft-04 id'
+  const draft04 = document.openapi.startsWith('3.0') || (typeof document.jsonSchemaDialect === 'string' && document.jsonSchemaDialect.includes('draft-04'))
+  if (draft04 && canonical.includes('"id":"') && hasIdOutsideData(document)) return 'a draft-04 id'
   return undefined
 }
 
@@ -108,8 +109,8 @@ const NAME_MAPS = new Set(['properties', 'patternProperties', 'definitions', '$d
 const DATA_MEMBERS = new Set(['example', 'examples', 'default', 'enum', 'const'])
 
 /**
- * A string `id` where a draft-04 schema could be (OpenAPI 3.0's example validators are draft 04, where
- * `id` names a schema): anywhere but inside data members and extensions. Conservative: an `id` of an
+ * A string `id` where a draft-04 schema could be (OpenAPI 3.0's example validators are draft 04, as
+ * are 3.1's under a draft-04 `jsonSchemaDialect`; there `id` names a schema): anywhere but inside data members and extensions. Conservative: an `id` of an
  * object that is no schema at all also counts.
  */
 function hasIdOutsideData(value: Json, parentKey = ''): boolean {

@@ -147,6 +147,9 @@ t.test('OpenAPI 3.0: an id names a schema (draft 04), an id inside an example do
   const lint = await relintDocument(canonicalJson(withId), DEFAULT)
   t.equal(lint.whole, 'a draft-04 id', 'an id of a schema (a property called example): a whole lint')
   t.same(lint.findings, await lintDocument(canonicalJson(withId), DEFAULT))
+  const draft04 = { ...withId, openapi: '3.1.0', jsonSchemaDialect: 'http://json-schema.org/draft-04/schema#' }
+  t.equal((await relintDocument(canonicalJson(draft04), DEFAULT)).whole, 'a draft-04 id', 'the same in 3.1 under a draft-04 dialect')
+  t.ok((await relintDocument(canonicalJson({ ...withId, openapi: '3.1.0' }), DEFAULT)).memo, 'and under 3.1\'s own dialect, where id names nothing, a memo')
 })
 
 t.test('a version changing one operation re-lints that path item only', async (t) => {
