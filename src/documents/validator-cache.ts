@@ -19,6 +19,7 @@
 import { createRequire } from 'node:module'
 import stableStringify from 'fast-json-stable-stringify'
 import { LRUCache } from 'lru-cache'
+import { withUniqueItemsFastPath } from './unique-items-fast-path.js'
 
 type Validator = ((data: unknown) => boolean) & { errors?: unknown }
 type Compile = (schema: object, dialect: string, allErrors: boolean) => Validator
@@ -70,7 +71,7 @@ export function installValidatorCache(): void {
         // it as before: nothing is kept, so it throws again next time.
         compilingShared = true
         try {
-          validator = shared(schema, dialect, allErrors)
+          validator = withUniqueItemsFastPath(text, shared(schema, dialect, allErrors))
         } finally {
           compilingShared = false
         }
