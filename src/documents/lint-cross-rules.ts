@@ -14,7 +14,7 @@
 import { createRequire } from 'node:module'
 import type { Ruleset } from './spectral.js'
 import { decodeSegmentFragment, renderMessage, type RawResult } from './lint-capture.js'
-import { UNUSED_COMPONENT_TYPES, type DocumentUnits, type Segment } from './lint-units.js'
+import { OPERATION_KEYS, UNUSED_COMPONENT_TYPES, type DocumentUnits, type Segment } from './lint-units.js'
 import { DOCUMENT_SOURCE } from './ruleset.js'
 
 const require = createRequire(import.meta.url)
@@ -23,7 +23,6 @@ const runtime = createRequire(require.resolve('@stoplight/spectral-core'))('@sto
   PrintStyle: { EscapedPointer: unknown }
 }
 
-const OPERATION_KEYS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace']
 const PATH_PARAMETER = /(\{;?\??[a-zA-Z0-9_-]+\*?\})/g
 const EQUIVALENT_PATHS = /^Paths ".*" and ".*" must not be equivalent\.$/s
 

@@ -16,7 +16,8 @@ export type Segment = string | number
 const UNIT_COMPONENTS = new Set(['schemas', 'responses', 'parameters', 'examples', 'requestBodies', 'headers', 'links', 'callbacks', 'pathItems'])
 /** What `oas3-unused-component` looks at (spectral-rulesets' oasUnusedComponent). */
 export const UNUSED_COMPONENT_TYPES = ['schemas', 'responses', 'parameters', 'examples', 'requestBodies', 'headers', 'links', 'callbacks']
-const OPERATION_KEYS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace']
+/** The operations of a path item, in the order of spectral:oas's getAllOperations (no `query`: Spectral's list, not the project's). */
+export const OPERATION_KEYS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace']
 /** A component name as OpenAPI allows it: written the same in a pointer, encoded or not. */
 const SIMPLE_NAME = /^[A-Za-z0-9._-]+$/
 /** A local `$ref` that Spectral's resolver and a plain split agree on (no percent-encoding, no URI syntax). */
@@ -47,7 +48,7 @@ export interface DocumentUnits {
   frameReaches: Set<string>
 }
 
-const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value)
+const isPlainObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value)
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64')
 const unitId = (path: readonly string[]) => JSON.stringify(path)
 
@@ -69,24 +70,24 @@ function unsupported(document: JsonObject, canonical: string): string | undefine
   if (typeof document.openapi !== 'string' || !/^3\.[0-9]/.test(document.openapi)) return 'not OpenAPI 3.x'
   if ('$ref' in document) return 'a $ref at the root'
   for (const key of ['paths', 'webhooks', 'components'] as const) {
-    if (key in document && !isObject(document[key])) return `${key} is not an object`
+    if (key in document && !isPlainObject(document[key])) return `${key} is not an object`
   }
-  const components = isObject(document.components) ? document.components : {}
+  const components = isPlainObject(document.components) ? document.components : {}
   for (const kind of UNIT_COMPONENTS) {
     if (!(kind in components)) continue
     const map = components[kind]
-    if (!isObject(map)) return `components.${kind} is not an object`
+    if (!isPlainObject(map)) return `components.${kind} is not an object`
     if ('$ref' in map) return `a $ref as components.${kind}`
     if (!Object.keys(map).every((name) => SIMPLE_NAME.test(name))) return `a components.${kind} name that is not a plain name`
   }
   for (const key of ['paths', 'webhooks'] as const) {
-    const map = isObject(document[key]) ? document[key] : {}
+    const map = isPlainObject(document[key]) ? document[key] : {}
     if ('$ref' in map) return `a $ref as ${key}`
     for (const item of Object.values(map)) {
       // The cross-document rules run over path items and operations as written: none may be a $ref.
-      if (!isObject(item)) continue
+      if (!isPlainObject(item)) continue
       if ('$ref' in item) return `a path item that is a $ref`
-      if (OPERATION_KEYS.some((op) => isObject(item[op]) && '$ref' in item[op])) return 'an operation that is a $ref'
+      if (OPERATION_KEYS.some((op) => isPlainObject(item[op]) && '$ref' in item[op])) return 'an operation that is a $ref'
     }
   }
   // Schemas that name themselves or others by URI are validated by Spectral's per-document Ajv, which
@@ -127,7 +128,7 @@ function hasIdOutsideData(value: Json, parentKey = ''): boolean {
 
 /** Cuts a parsed document into units and frame, or says why the document needs a whole lint. */
 export function documentUnits(document: unknown, canonical: string): DocumentUnits | Refusal {
-  if (!isObject(document)) return { refused: 'not an object' }
+  if (!isPlainObject(document)) return { refused: 'not an object' }
   const refused = unsupported(document, canonical)
   if (refused !== undefined) return { refused }
   const units = new Map<string, Unit>()
@@ -142,16 +143,16 @@ export function documentUnits(document: unknown, canonical: string): DocumentUni
     return true
   }
   for (const key of ['paths', 'webhooks'] as const) {
-    if (!isObject(document[key])) continue
+    if (!isPlainObject(document[key])) continue
     frame[key] = {}
     for (const [name, value] of Object.entries(document[key])) if (!add([key, name], value)) return REF_REFUSED
   }
-  if (isObject(document.components)) {
+  if (isPlainObject(document.components)) {
     const components: JsonObject = { ...document.components }
     frame.components = components
     for (const kind of UNIT_COMPONENTS) {
       const map = document.components[kind]
-      if (!isObject(map)) continue
+      if (!isPlainObject(map)) continue
       components[kind] = {}
       for (const [name, value] of Object.entries(map)) if (!add(['components', kind, name], value)) return REF_REFUSED
     }
@@ -168,7 +169,7 @@ export function documentUnits(document: unknown, canonical: string): DocumentUni
  * ancestor is skipped. False for a reference this cut cannot follow exactly (to a container).
  */
 function collectRefs(value: Json, at: string[], reaches: Set<string>, targets: Set<string>, refs: Map<string, ParsedRef>): boolean {
-  if (isObject(value) && typeof value.$ref === 'string') return addRef(value.$ref, at, reaches, targets, refs)
+  if (isPlainObject(value) && typeof value.$ref === 'string') return addRef(value.$ref, at, reaches, targets, refs)
   if (value === null || typeof value !== 'object') return true
   for (const [key, child] of Object.entries(value)) {
     if (child === null || typeof child !== 'object') continue
@@ -245,16 +246,16 @@ export function partialDocument(cut: DocumentUnits, ids: Set<string>): JsonObjec
     for (const [name, value] of Object.entries(source)) if (ids.has(unitId([...prefix, name]))) container[name] = value
   }
   for (const key of ['paths', 'webhooks'] as const) {
-    if (!isObject(cut.document[key])) continue
+    if (!isPlainObject(cut.document[key])) continue
     const container: JsonObject = {}
     place(container, cut.document[key], [key])
     partial[key] = container
   }
-  if (isObject(cut.document.components)) {
+  if (isPlainObject(cut.document.components)) {
     const components: JsonObject = { ...(cut.frame.components as JsonObject) }
     for (const kind of UNIT_COMPONENTS) {
       const map = cut.document.components[kind]
-      if (!isObject(map)) continue
+      if (!isPlainObject(map)) continue
       const container: JsonObject = {}
       place(container, map, ['components', kind])
       components[kind] = container
