@@ -8,6 +8,7 @@
  * side-effect-free string methods. Anything else is refused before a ruleset is ever compiled.
  */
 import { createRequire } from 'node:module'
+import { nimmaModule } from './current-nimma.js'
 
 const require = createRequire(import.meta.url)
 
@@ -29,7 +30,7 @@ interface Engines {
 let engines: Engines | undefined
 
 /**
- * nimma's own parsers, from the copy of nimma that Spectral uses. Spectral is loaded first so the
+ * nimma's own parsers, from the copy and build of nimma that Spectral runs (current-nimma.ts). Spectral is loaded first so the
  * shared `jsep` instance carries every plugin that any engine registers (nimma's and jsonpath-plus's):
  * the parse here is exactly the parse at lint time.
  */
@@ -37,8 +38,7 @@ function load(): Engines {
   if (engines) return engines
   const spectralRequire = createRequire(require.resolve('@stoplight/spectral-core'))
   spectralRequire('@stoplight/spectral-core')
-  const nimmaLegacy = spectralRequire.resolve('nimma/legacy')
-  const nimmaRequire = createRequire(nimmaLegacy)
+  const nimmaRequire = nimmaModule()
   const pick = <T>(mod: unknown): T => ((mod as { default?: T }).default ?? mod) as T
   const parsePath = pick<(e: string) => NimmaNode[]>(nimmaRequire('./parser/index.js'))
   const parseScript = pick<(s: string) => JsepNode>(nimmaRequire('./parser/jsep.js'))

@@ -3,6 +3,7 @@
  * documents layer's light modules and must not pay for Spectral, which only runs in worker threads).
  */
 import { createRequire } from 'node:module'
+import { installCurrentNimma } from './current-nimma.js'
 import { installDependencyGraphSpeedup } from './dependency-graph-speedup.js'
 import { installValidatorCache } from './validator-cache.js'
 import type * as SpectralCore from '@stoplight/spectral-core'
@@ -28,6 +29,7 @@ let modules: SpectralModules | undefined
 export function spectral(): SpectralModules {
   installValidatorCache()
   installDependencyGraphSpeedup()
+  installCurrentNimma()
   modules ??= {
     core: require('@stoplight/spectral-core') as typeof SpectralCore,
     functions: require('@stoplight/spectral-functions') as typeof SpectralFunctions,

@@ -3,9 +3,10 @@
  * each side keeps its own state for the whole run:
  * - `registry`: the registry's lint as a document worker runs it: the validator cache on and warm
  *   from every lint before, compiled rulesets kept by checksum, the resolver's dependency graph sped
- *   up (dependency-graph-speedup.ts);
+ *   up (dependency-graph-speedup.ts), nimma's build for current engines (current-nimma.ts), the
+ *   unique-items fast path (in the validator cache);
  * - `spectral`: plain Spectral: none of these (Spectral's own per-document Ajv instances, its own
- *   dependency graph), and the ruleset compiled again for every lint.
+ *   dependency graph, nimma's legacy build), and the ruleset compiled again for every lint.
  * Both go through `lintDocument`, so both answers have the same post-processing (severity filter,
  * the external `$ref` message, the order); Spectral's raw diagnostics, ranges included, are taken from
  * `Spectral#run` on the way.
@@ -17,6 +18,7 @@ import type { Finding, LintMemo } from '../../src/documents/types.js'
 import { spectral } from '../../src/documents/spectral.js'
 import { useDependencyGraphSpeedup } from '../../src/documents/dependency-graph-speedup.js'
 import { useValidatorCache } from '../../src/documents/validator-cache.js'
+import { useCurrentNimma } from '../../src/documents/current-nimma.js'
 import type { Diagnostic, LintReply, LintRequest, Side } from './lint-differential.js'
 
 const side = (workerData as { side: Side }).side
@@ -25,6 +27,7 @@ useDependencyGraphSpeedup(side === 'registry')
 
 type Run = (this: unknown, ...args: unknown[]) => Promise<Diagnostic[]>
 const prototype = spectral().core.Spectral.prototype as unknown as { run: Run }
+useCurrentNimma(side === 'registry')
 const run = prototype.run
 let diagnostics: Diagnostic[] = []
 prototype.run = async function (this: unknown, ...args: unknown[]) {
