@@ -30,9 +30,9 @@ interface Engines {
 let engines: Engines | undefined
 
 /**
- * nimma's own parsers, from the copy and build of nimma that Spectral runs (current-nimma.ts). Spectral is loaded first so the
- * shared `jsep` instance carries every plugin that any engine registers (nimma's and jsonpath-plus's):
- * the parse here is exactly the parse at lint time.
+ * nimma's own parsers, from the copy and build of nimma that Spectral runs (current-nimma.ts).
+ * Spectral is loaded first so the shared `jsep` instance carries every plugin that any engine
+ * registers (nimma's and jsonpath-plus's): the parse here is exactly the parse at lint time.
  */
 function load(): Engines {
   if (engines) return engines
