@@ -10,11 +10,12 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
+/** Requires as spectral-core does: its copy of nimma. */
+const spectralRequire = (): NodeJS.Require => createRequire(require.resolve('@stoplight/spectral-core'))
 
 /** The require of Spectral's copy of nimma, at the entry of the build that runs the rules. */
 export function nimmaModule(): NodeJS.Require {
-  const spectralRequire = createRequire(require.resolve('@stoplight/spectral-core'))
-  return createRequire(spectralRequire.resolve('nimma'))
+  return createRequire(spectralRequire().resolve('nimma'))
 }
 
 let engines: { legacy: { default: unknown }; legacyEngine: unknown; currentEngine: unknown } | undefined
@@ -22,9 +23,8 @@ let engines: { legacy: { default: unknown }; legacyEngine: unknown; currentEngin
 /** Points Spectral at nimma's build for current engines; call before Spectral lints. */
 export function installCurrentNimma(): void {
   if (engines) return
-  const spectralRequire = createRequire(require.resolve('@stoplight/spectral-core'))
-  const legacy = spectralRequire('nimma/legacy') as { default: unknown }
-  const current = spectralRequire('nimma') as { default: unknown }
+  const legacy = spectralRequire()('nimma/legacy') as { default: unknown }
+  const current = spectralRequire()('nimma') as { default: unknown }
   if (typeof current.default !== 'function') throw new Error('nimma\'s build for current engines has no engine')
   engines = { legacy, legacyEngine: legacy.default, currentEngine: current.default }
   legacy.default = current.default

@@ -16,7 +16,10 @@ export type Segment = string | number
 const UNIT_COMPONENTS = new Set(['schemas', 'responses', 'parameters', 'examples', 'requestBodies', 'headers', 'links', 'callbacks', 'pathItems'])
 /** What `oas3-unused-component` looks at (spectral-rulesets' oasUnusedComponent). */
 export const UNUSED_COMPONENT_TYPES = ['schemas', 'responses', 'parameters', 'examples', 'requestBodies', 'headers', 'links', 'callbacks']
-/** The operations of a path item, in the order of spectral:oas's getAllOperations (no `query`: Spectral's list, not the project's). */
+/**
+ * The operations of a path item, in the order of spectral:oas's getAllOperations (no `query`:
+ * Spectral's list, not the project's).
+ */
 export const OPERATION_KEYS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace']
 /** A component name as OpenAPI allows it: written the same in a pointer, encoded or not. */
 const SIMPLE_NAME = /^[A-Za-z0-9._-]+$/
@@ -111,7 +114,8 @@ const DATA_MEMBERS = new Set(['example', 'examples', 'default', 'enum', 'const']
 
 /**
  * A string `id` where a draft-04 schema could be (OpenAPI 3.0's example validators are draft 04, as
- * are 3.1's under a draft-04 `jsonSchemaDialect`; there `id` names a schema): anywhere but inside data members and extensions. Conservative: an `id` of an
+ * are 3.1's under a draft-04 `jsonSchemaDialect`; there `id` names a schema): anywhere but inside
+ * data members and extensions. Conservative: an `id` of an
  * object that is no schema at all also counts.
  */
 function hasIdOutsideData(value: Json, parentKey = ''): boolean {
