@@ -20,7 +20,7 @@ import { createRequire } from 'node:module'
 import type { Finding, KeptResult, LintMemo, RulesetInput } from './types.js'
 import { attributeResults, captured, CONTAINER_RULES, ROUTE, type RawResult } from './lint-capture.js'
 import { crossDocumentResults, isCrossDocument } from './lint-cross-rules.js'
-import { closureOf, documentUnits, FRAME, partialDocument, routeKeys, routeOf, WHOLE, type DocumentUnits } from './lint-units.js'
+import { closureOf, documentUnits, FRAME, partialDocument, routeKeys, routeOf, WHOLE, type DocumentUnits, type Refusal } from './lint-units.js'
 import { compiled, findingsOf, runSpectral, spectralDocument } from './lint.js'
 import type { Ruleset } from './spectral.js'
 
@@ -98,13 +98,37 @@ function namesSchemasByUri(options: unknown): boolean {
   return /"(?:\$id|id|\$schema|\$anchor|\$dynamicAnchor)":|"\$(?:ref|dynamicRef|recursiveRef)":"(?!#)/.test(text)
 }
 
-/** Lints a document, reusing the memo of an earlier version's lint when it applies; answers its own memo. */
-export async function relintDocument(canonical: string, input: RulesetInput, previous?: LintMemo): Promise<Relint> {
+/** A document cut into units with their route keys, or why it is linted whole. */
+export type RelintCut = { cut: DocumentUnits; keys: Map<string, string> } | Refusal
+
+/** Cuts `document` (parsed from `canonical`, nothing added to it since) for the re-lint with this ruleset. */
+export function relintCut(document: unknown, canonical: string, input: RulesetInput): RelintCut {
+  if (!reusable(compiled(input))) return { refused: 'a rule the re-lint does not know (a function of its own, an alias, a look at the root, overrides)' }
+  const cut = documentUnits(document, canonical)
+  return 'refused' in cut ? cut : { cut, keys: routeKeys(cut) }
+}
+
+/**
+ * The units of the cut that the memo of an earlier version's lint does not hold (changed, added, or
+ * reaching a changed unit), or undefined when that version had another frame. Every other unit is in
+ * the new version as it was, at the same path, in the earlier version: a memo is left only by the lint of
+ * a version that passed validation.
+ */
+export function unitsNotIn(prepared: RelintCut, previous: LintMemo): Set<string> | undefined {
+  if ('refused' in prepared || previous.frame !== prepared.cut.frameHash) return undefined
+  return new Set([...prepared.cut.units.keys()].filter((id) => !Object.hasOwn(previous.routes, prepared.keys.get(id)!)))
+}
+
+/**
+ * Lints a document, reusing the memo of an earlier version's lint when it applies; answers its own memo.
+ * `prepared`: relintCut's answer for this text, when the caller has it.
+ */
+export async function relintDocument(canonical: string, input: RulesetInput, previous?: LintMemo, prepared?: RelintCut): Promise<Relint> {
   const ruleset = compiled(input)
-  const cut = reusable(ruleset) ? documentUnits(JSON.parse(canonical), canonical) : { refused: 'a rule the re-lint does not know (a function of its own, an alias, a look at the root, overrides)' }
-  if ('refused' in cut) return { findings: findingsOf(await runSpectral(ruleset, spectralDocument(canonical)), canonical), whole: cut.refused }
+  const cutAndKeys = prepared ?? relintCut(JSON.parse(canonical), canonical, input)
+  if ('refused' in cutAndKeys) return { findings: findingsOf(await runSpectral(ruleset, spectralDocument(canonical)), canonical), whole: cutAndKeys.refused }
   attributeResults(ruleset)
-  const keys = routeKeys(cut)
+  const { cut, keys } = cutAndKeys
   let why: string | undefined
   if (previous && previous.ruleset === input.checksum && previous.frame === cut.frameHash) {
     const partial = await lintChanged(canonical, input, ruleset, cut, keys, previous)
@@ -157,7 +181,7 @@ async function lintWhole(canonical: string, input: RulesetInput, ruleset: Rulese
 async function lintChanged(
   canonical: string, input: RulesetInput, ruleset: Ruleset, cut: DocumentUnits, keys: Map<string, string>, previous: LintMemo,
 ): Promise<Relint | { whole: string }> {
-  const changed = new Set([...cut.units.keys()].filter((id) => !Object.hasOwn(previous.routes, keys.get(id)!)))
+  const changed = unitsNotIn({ cut, keys }, previous)!
   const document = spectralDocument(JSON.stringify(partialDocument(cut, closureOf(cut, [...changed, ...cut.frameReaches]))))
   const { capture } = await captured(document, () => runSpectral(ruleset, document))
   if (capture.unsupported || !capture.results) return { whole: capture.unsupported ?? 'no results captured' }

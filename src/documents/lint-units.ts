@@ -175,14 +175,21 @@ export function documentUnits(document: unknown, canonical: string): DocumentUni
 function collectRefs(value: Json, at: string[], reaches: Set<string>, targets: Set<string>, refs: Map<string, ParsedRef>): boolean {
   if (isPlainObject(value) && typeof value.$ref === 'string') return addRef(value.$ref, at, reaches, targets, refs)
   if (value === null || typeof value !== 'object') return true
-  for (const [key, child] of Object.entries(value)) {
-    if (child === null || typeof child !== 'object') continue
-    at.push(key)
-    const ok = collectRefs(child, at, reaches, targets, refs)
-    at.pop()
-    if (!ok) return false
+  // Indexed loops: this walks every object of the document, and Object.entries would copy each one's members.
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!collectRefsOf(value[i], String(i), at, reaches, targets, refs)) return false
+    return true
   }
+  for (const key of Object.keys(value)) if (!collectRefsOf(value[key], key, at, reaches, targets, refs)) return false
   return true
+}
+
+function collectRefsOf(child: Json, key: string, at: string[], reaches: Set<string>, targets: Set<string>, refs: Map<string, ParsedRef>): boolean {
+  if (child === null || typeof child !== 'object') return true
+  at.push(key)
+  const ok = collectRefs(child, at, reaches, targets, refs)
+  at.pop()
+  return ok
 }
 
 /** A local `$ref` read once per document (the same few targets are referred to thousands of times). */
@@ -212,6 +219,8 @@ function addRef(ref: string, at: readonly string[], reaches: Set<string>, target
  */
 export function routeKeys(cut: DocumentUnits): Map<string, string> {
   const keys = new Map<string, string>()
+  const entries = new Map<string, string>()
+  for (const unit of cut.units.values()) entries.set(unit.id, `${unit.id}=${unit.hash}`)
   for (const unit of cut.units.values()) {
     const seen = new Set<string>([unit.id])
     const stack = [...unit.reaches]
@@ -222,7 +231,7 @@ export function routeKeys(cut: DocumentUnits): Map<string, string> {
       const reached = cut.units.get(id)
       if (reached) stack.push(...reached.reaches)
     }
-    const parts = [...seen].sort().map((id) => `${id}=${cut.units.get(id)?.hash ?? 'absent'}`)
+    const parts = [...seen].map((id) => entries.get(id) ?? `${id}=absent`).sort()
     keys.set(unit.id, sha256(parts.join('\n')))
   }
   return keys

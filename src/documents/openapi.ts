@@ -96,8 +96,14 @@ function refuse(detail: string, path: (string | number)[] = []): never {
  * Validates an OpenAPI document (already parsed and shape-checked). Throws `invalid_document` when it
  * is not OpenAPI 3.0/3.1/3.2 at all (Swagger 2.0, a missing or unsupported `openapi`); otherwise returns the
  * problems (schema violations first, then `$ref` problems) and the summary.
+ *
+ * `changedPart`: the document without the members of `paths`, `webhooks` and the `components` maps that
+ * an earlier valid version with the same rest held as they are (incremental-lint.ts, `unitsNotIn`). The
+ * official schemas check each of those members on its own (no constraint between two paths or two
+ * components), so the document is valid against them when this part is; when it is not, the whole
+ * document is validated, for the problems a whole validation reports. `$ref`s are checked whole.
  */
-export function validateOpenApi(doc: unknown): OpenApiValidation {
+export function validateOpenApi(doc: unknown, changedPart?: Json): OpenApiValidation {
   if (!isObject(doc)) refuse('the document must be an object')
   const version = doc.openapi
   if (version === undefined) {
@@ -115,7 +121,7 @@ export function validateOpenApi(doc: unknown): OpenApiValidation {
   const validate = validatorFor(line)
 
   const problems: ProblemItem[] = []
-  if (!validate(doc)) problems.push(...ajvProblems(doc, validate.errors))
+  if (!(changedPart && validate(changedPart)) && !validate(doc)) problems.push(...ajvProblems(doc, validate.errors))
   if (problems.length < MAX_PROBLEMS) problems.push(...checkOpenApiRefs(doc).slice(0, MAX_PROBLEMS - problems.length))
 
   const info = isObject(doc.info) ? doc.info : {}

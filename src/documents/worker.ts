@@ -20,7 +20,8 @@ import { limitHeapGrowth } from './heap-growth.js'
 import { searchTermsOf, type SearchTerms } from './search-terms.js'
 import { validateJsonSchema, warmJsonSchema } from './jsonschema.js'
 import { lintDocument } from './lint.js'
-import { relintDocument } from './incremental-lint.js'
+import { relintCut, relintDocument, unitsNotIn, type RelintCut } from './incremental-lint.js'
+import { partialDocument } from './lint-units.js'
 import { validateOpenApi, warmOpenApi } from './openapi.js'
 import { assertDocumentShape, parseDocumentText } from './parse.js'
 import { encodePointer } from './pointer.js'
@@ -45,6 +46,7 @@ import type {
   LintTask,
   LocateResult,
   LocateTask,
+  RulesetInput,
   Task,
   TaskError,
 } from './types.js'
@@ -271,10 +273,10 @@ function summaryOf(doc: unknown): NonNullable<CheckResult['summary']> {
 
 export async function check(task: CheckTask): Promise<CheckResult> {
   const result: CheckResult = {}
-  const canonical = validated(task, result)
+  const { canonical, cut } = validated(task, result)
   const ruleset = task.ruleset
   if (ruleset) {
-    const lint = await timedLint(() => relintDocument(canonical, ruleset, task.previousLint))
+    const lint = await timedLint(() => relintDocument(canonical, ruleset, task.previousLint, cut))
     result.findings = lint.findings
     if (lint.memo) result.lintMemo = lint.memo
     if (lint.reused !== undefined) result.relinted = { reused: lint.reused, linted: lint.linted ?? 0 }
@@ -284,11 +286,15 @@ export async function check(task: CheckTask): Promise<CheckResult> {
 
 /**
  * The check task's validation (and registry schemas bundled), answering the canonical text to lint. Its
- * own function so that the parsed document is garbage before the lint starts: the lint parses the text
- * again, with positions, and a suspended async function would keep the first tree alive until it ends
- * (about 9 MB for the 5 MB generated document, whose lint keeps up to 350 MB alive).
+ * own function so that the parsed document is garbage before a whole lint starts: the lint parses the
+ * text again, with positions, and a suspended async function would keep the first tree alive until it
+ * ends (about 9 MB for the 5 MB generated document, whose lint keeps up to 350 MB alive).
+ *
+ * A new version of an OpenAPI document whose earlier version left a lint memo is cut into units here,
+ * once for its validation and its re-lint: only the units the memo does not hold are validated against
+ * the schema (validateOpenApi's `changedPart`), and the re-lint reuses the cut and its tree.
  */
-function validated(task: CheckTask, result: CheckResult): string {
+function validated(task: CheckTask, result: CheckResult): { canonical: string; cut?: RelintCut } {
   const doc: unknown = JSON.parse(task.canonical)
   let canonical = task.canonical
   if (task.registryDocuments && isPlainObject(doc)) {
@@ -296,9 +302,22 @@ function validated(task: CheckTask, result: CheckResult): string {
     if (problems.length > 0) throw invalidDocument(task.kind, problems, task.convertedFrom)
     canonical = canonicalJson(doc)
   }
-  if (!task.skipValidation) timed('validate', () => validate(task.kind, doc, result, task.convertedFrom))
+  // Bundled schemas are placed in the tree in their own key order, which the cut's hashes must not see.
+  const cut = task.previousLint && task.ruleset && task.kind === 'openapi' && !task.registryDocuments ? timed('lint', () => cutOrNothing(doc, canonical, task.ruleset!)) : undefined
+  const changed = cut && task.previousLint && !task.skipValidation ? unitsNotIn(cut, task.previousLint) : undefined
+  const changedPart = changed && cut && !('refused' in cut) ? partialDocument(cut.cut, changed) : undefined
+  if (!task.skipValidation) timed('validate', () => validate(task.kind, doc, result, task.convertedFrom, changedPart))
   else if (task.kind === 'openapi') result.summary = summaryOf(doc)
-  return canonical
+  return { canonical, ...(cut && { cut }) }
+}
+
+/** relintCut, or nothing when it throws (a ruleset Spectral cannot compile): the lint reports that, after validation. */
+function cutOrNothing(doc: unknown, canonical: string, ruleset: RulesetInput): RelintCut | undefined {
+  try {
+    return relintCut(doc, canonical, ruleset)
+  } catch {
+    return undefined
+  }
 }
 
 /** The stored document with its registry schemas placed in it (`?bundle=true`). */
@@ -316,10 +335,10 @@ export function bundle(task: BundleTask): BundleResult {
   })
 }
 
-function validate(kind: DocumentKind, doc: unknown, result: CheckResult, convertedFrom?: ConvertedFrom): void {
+function validate(kind: DocumentKind, doc: unknown, result: CheckResult, convertedFrom?: ConvertedFrom, changedPart?: Record<string, unknown>): void {
   switch (kind) {
     case 'openapi': {
-      const { problems, summary } = validateOpenApi(doc)
+      const { problems, summary } = validateOpenApi(doc, changedPart)
       if (problems.length > 0) throw invalidDocument('openapi', problems, convertedFrom)
       result.summary = summary
       break

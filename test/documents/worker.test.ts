@@ -6,6 +6,8 @@ import { convertText } from '../../src/documents/convert.js'
 import { parseDocumentText } from '../../src/documents/parse.js'
 import type { CheckResult, DigestResult, TaskError } from '../../src/documents/types.js'
 import { nested, openapi30, registryError } from './helpers.js'
+import { generateOpenApi } from '../../bench/generate.js'
+import { DEFAULT_RULESET } from '../../src/documents/defaults.js'
 
 const yamlDoc = 'openapi: 3.1.0\ninfo:\n  title: Pets\n  version: "1"\npaths: {}\n'
 
@@ -202,4 +204,35 @@ t.test('convert between JSON and YAML', async (t) => {
   const converted = await run({ op: 'convert', text: yamlDoc, from: 'yaml', to: 'json' })
   t.same(converted, { text: '{"openapi":"3.1.0","info":{"title":"Pets","version":"1"},"paths":{}}' })
   t.match(convertText('{"__proto__":{"x":1}}', 'json', 'yaml'), /__proto__:/)
+})
+
+t.test('a new version validated with the memo of the one before answers what a whole validation answers', async (t) => {
+  const ruleset = { checksum: checksumOf(canonicalJson(DEFAULT_RULESET)), document: JSON.parse(JSON.stringify(DEFAULT_RULESET)) }
+  const base = JSON.parse(JSON.stringify(generateOpenApi(12_000, 3)).replaceAll('"id":"', '"ident":"')) as Record<string, any>
+  const first = (await check({ op: 'check', kind: 'openapi', canonical: canonicalJson(base), ruleset })) as CheckResult
+  t.ok(first.lintMemo, 'the first version leaves a memo')
+  const withMemo = (document: unknown) => run({ op: 'check', kind: 'openapi', canonical: canonicalJson(document), ruleset, previousLint: first.lintMemo })
+  const withoutMemo = (document: unknown) => run({ op: 'check', kind: 'openapi', canonical: canonicalJson(document), ruleset })
+  const edited = (edit: (document: Record<string, any>) => void) => {
+    const copy = structuredClone(base)
+    edit(copy)
+    return copy
+  }
+  const [firstPath, secondPath] = Object.keys(base.paths)
+  const firstSchema = Object.keys(base.components.schemas)[0]
+  const versions: [string, Record<string, any>, 'valid' | 'invalid'][] = [
+    ['an operation changed, valid', edited((d) => { d.paths[firstPath].get.summary = 'Changed.' }), 'valid'],
+    ['a response without its description', edited((d) => { d.paths[firstPath].get.responses = { 200: {} } }), 'invalid'],
+    ['a member OpenAPI does not allow in a new path item', edited((d) => { d.paths['/v9/new'] = { get: { responses: { default: { description: 'd' } } }, notAMethod: {} } }), 'invalid'],
+    ['a schema that is a string', edited((d) => { d.components.schemas[firstSchema] = 'a string' }), 'invalid'],
+    ['a component that unchanged path items refer to, removed', edited((d) => { delete d.components.schemas[firstSchema] }), 'invalid'],
+    ['the frame changed too, with a broken path item', edited((d) => { d.info.title = 'Other'; d.paths[secondPath] = { get: 'not an operation' } }), 'invalid'],
+  ]
+  for (const [label, document, expected] of versions) {
+    const reused = { ...((await withMemo(document)) as CheckResult) }
+    delete reused.relinted
+    t.strictSame(reused, await withoutMemo(document), label)
+    t.equal('error' in (reused as object) ? 'invalid' : 'valid', expected, `${label}: ${expected}`)
+  }
+  t.ok(((await withMemo(versions[0][1])) as CheckResult).relinted, 'the valid version was re-linted with the memo')
 })
