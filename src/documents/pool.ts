@@ -30,7 +30,7 @@ import type {
   DiffTask,
   DigestResult,
   DigestTask,
-  LintMemo,
+  LintMemoText,
   LintResult,
   LintTask,
   LocateResult,
@@ -59,11 +59,9 @@ interface QueueOptions {
 const LINT_MEMOS = 64
 const LINT_MEMO_BYTES = 64 * 1024 * 1024
 
-/** A memo's approximate size: a route key and its list, and each kept result (a larger one is not kept). */
-function memoBytes(memo: LintMemo): number {
-  let bytes = 256
-  for (const results of Object.values(memo.routes)) bytes += 120 + results.length * 300
-  return Math.max(1, bytes)
+/** A memo's size: its JSON's, two bytes a character (a larger one is not kept). */
+function memoBytes(memo: LintMemoText): number {
+  return Math.max(1, memo.length * 2)
 }
 
 /** Why a worker was ended (and replaced). */
@@ -141,7 +139,7 @@ export class DocumentWorkers {
   /** The worker each run was given to, while it runs. */
   readonly #runWorkers = new Map<number, WorkerState>()
   /** The memo of the last lint of each lineage and ruleset, for the next version's (a cache: findings are the same without). */
-  readonly #lintMemos = new LRUCache<string, LintMemo>({ max: LINT_MEMOS, maxSize: LINT_MEMO_BYTES, sizeCalculation: memoBytes })
+  readonly #lintMemos = new LRUCache<string, LintMemoText>({ max: LINT_MEMOS, maxSize: LINT_MEMO_BYTES, sizeCalculation: memoBytes })
   readonly #maxRuns: number
   readonly #maxHeapBytes: number
   readonly #observer: WorkerObserver

@@ -12,29 +12,37 @@ export interface RefSite {
 
 /**
  * Every object member named `$ref` whose value is a string, in document order, with its path.
- * Iterative, so depth is no risk.
+ * Iterative, so depth is no risk. A node's path is kept as a link to its parent's, and written out only
+ * for a `$ref` (copying it for every object of a large document cost more than the walk).
  */
 export function collectRefs(doc: unknown): RefSite[] {
   const sites: RefSite[] = []
   interface Frame {
     node: unknown
-    path: PathSegment[]
+    parent: Frame | undefined
+    key: PathSegment
   }
-  const stack: Frame[] = [{ node: doc, path: [] }]
+  const pathOf = (frame: Frame): PathSegment[] => {
+    const path: PathSegment[] = []
+    for (let at: Frame | undefined = frame; at?.parent; at = at.parent) path.push(at.key)
+    return path.reverse()
+  }
+  const stack: Frame[] = [{ node: doc, parent: undefined, key: '' }]
   while (stack.length > 0) {
-    const { node, path } = stack.pop()!
+    const frame = stack.pop()!
+    const node = frame.node
     if (Array.isArray(node)) {
       for (let i = node.length - 1; i >= 0; i--) {
         const v: unknown = node[i]
-        if (v !== null && typeof v === 'object') stack.push({ node: v, path: [...path, i] })
+        if (v !== null && typeof v === 'object') stack.push({ node: v, parent: frame, key: i })
       }
     } else if (node !== null && typeof node === 'object') {
       const obj = node as Record<string, unknown>
       const keys = Object.keys(obj)
-      if (Object.prototype.hasOwnProperty.call(obj, '$ref') && typeof obj.$ref === 'string') sites.push({ ref: obj.$ref, path })
+      if (Object.prototype.hasOwnProperty.call(obj, '$ref') && typeof obj.$ref === 'string') sites.push({ ref: obj.$ref, path: pathOf(frame) })
       for (let i = keys.length - 1; i >= 0; i--) {
         const v = obj[keys[i]]
-        if (v !== null && typeof v === 'object') stack.push({ node: v, path: [...path, keys[i]] })
+        if (v !== null && typeof v === 'object') stack.push({ node: v, parent: frame, key: keys[i] })
       }
     }
   }

@@ -45,6 +45,7 @@ import type {
   LintResult,
   LintTask,
   LocateResult,
+  LintMemo,
   LocateTask,
   RulesetInput,
   Task,
@@ -273,12 +274,13 @@ function summaryOf(doc: unknown): NonNullable<CheckResult['summary']> {
 
 export async function check(task: CheckTask): Promise<CheckResult> {
   const result: CheckResult = {}
-  const { canonical, cut } = validated(task, result)
+  const previous = task.previousLint === undefined ? undefined : JSON.parse(task.previousLint) as LintMemo
+  const { canonical, cut } = validated(task, previous, result)
   const ruleset = task.ruleset
   if (ruleset) {
-    const lint = await timedLint(() => relintDocument(canonical, ruleset, task.previousLint, cut))
+    const lint = await timedLint(() => relintDocument(canonical, ruleset, previous, cut))
     result.findings = lint.findings
-    if (lint.memo) result.lintMemo = lint.memo
+    if (lint.memo) result.lintMemo = JSON.stringify(lint.memo)
     if (lint.reused !== undefined) result.relinted = { reused: lint.reused, linted: lint.linted ?? 0 }
   }
   return result
@@ -294,7 +296,7 @@ export async function check(task: CheckTask): Promise<CheckResult> {
  * once for its validation and its re-lint: only the units the memo does not hold are validated against
  * the schema (validateOpenApi's `changedPart`), and the re-lint reuses the cut and its tree.
  */
-function validated(task: CheckTask, result: CheckResult): { canonical: string; cut?: RelintCut } {
+function validated(task: CheckTask, previous: LintMemo | undefined, result: CheckResult): { canonical: string; cut?: RelintCut } {
   const doc: unknown = JSON.parse(task.canonical)
   let canonical = task.canonical
   if (task.registryDocuments && isPlainObject(doc)) {
@@ -303,8 +305,8 @@ function validated(task: CheckTask, result: CheckResult): { canonical: string; c
     canonical = canonicalJson(doc)
   }
   // Bundled schemas are placed in the tree in their own key order, which the cut's hashes must not see.
-  const cut = task.previousLint && task.ruleset && task.kind === 'openapi' && !task.registryDocuments ? timed('lint', () => cutOrNothing(doc, canonical, task.ruleset!)) : undefined
-  const changed = cut && task.previousLint && !task.skipValidation ? unitsNotIn(cut, task.previousLint) : undefined
+  const cut = previous && task.ruleset && task.kind === 'openapi' && !task.registryDocuments ? timed('lint', () => cutOrNothing(doc, canonical, task.ruleset!)) : undefined
+  const changed = cut && previous && !task.skipValidation ? unitsNotIn(cut, previous) : undefined
   const changedPart = changed && cut && !('refused' in cut) ? partialDocument(cut.cut, changed) : undefined
   if (!task.skipValidation) timed('validate', () => validate(task.kind, doc, result, task.convertedFrom, changedPart))
   else if (task.kind === 'openapi') result.summary = summaryOf(doc)
