@@ -29,6 +29,8 @@ export class Ledger {
   readonly resources = new Map<string, Tracked>()
   /** Acknowledged writes: creates, uploads (new or unchanged), restores, updates, deletes. */
   writes = 0
+  /** Versions acknowledged, each counted once. */
+  versionsAcknowledged = 0
   /** Requests that got no answer because the server was killed. */
   unanswered = 0
   /** Answers that should never happen (5xx, unexpected 4xx): each is a failure. */
@@ -47,6 +49,7 @@ export class Ledger {
     if (known && (known.id !== version.id || known.checksum !== version.checksum)) {
       this.unexpected.push(`${tracked.kind} ${tracked.id}: version ${version.number} acknowledged twice with different content`)
     }
+    if (!known) this.versionsAcknowledged += 1
     tracked.versions.set(version.number, version)
   }
 
