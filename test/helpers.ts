@@ -66,7 +66,7 @@ export async function startTestServer(options: {
   const registry = await Registry.open({
     storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
     outboundHosts: options.outboundHosts, referenceSplitBytes: options.referenceSplitBytes, fairness: options.fairness,
-    secretKeys: options.secretKeys ?? testSecretKeys(), databaseUrl: options.databaseUrl,
+    secretKeys: options.secretKeys ?? testSecretKeys(), databaseUrl: options.databaseUrl, warmWorkers: false,
   }, metrics, {
     blobs: options.wrapBlobs,
     documents: options.wrapDocuments && ((documents) => options.wrapDocuments!(documents, metrics)),

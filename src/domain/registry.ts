@@ -41,6 +41,12 @@ export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutM
   & {
     /** The keys that seal the secrets the registry keeps; default: the ones the environment names (secret-key-source.ts). */
     secretKeys?: SecretKeyring
+    /**
+     * Compile the validators and load Spectral as each document worker starts (default true: the
+     * first upload does not wait for it). The tests' in-process registries start cold: most never
+     * validate a 3.1, 3.2 or JSON Schema document, and compiling all of them cost each one seconds.
+     */
+    warmWorkers?: boolean
   }
 
 /** What a test puts between the registry and its blobs or document workers (faults, counts). */
@@ -159,6 +165,7 @@ export class Registry {
     const pool = new DocumentWorkers({
       threads: options.workers, timeoutMs: options.lintTimeoutMs, memoryMb: options.lintMemoryMb,
       maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics, fairness: options.fairness,
+      warm: options.warmWorkers,
     })
     const documents = wrap.documents?.(pool) ?? pool
     const blobs = wrap.blobs?.(storage.blobs) ?? storage.blobs
