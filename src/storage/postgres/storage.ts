@@ -99,6 +99,7 @@ export class PostgresStorage implements Storage {
   private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect().catch((error: unknown) => { throw unavailableOr(error) })
+      const release = releasedOnce(client)
       try {
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
         const journal = new PgMirrorJournal(client)
@@ -106,12 +107,12 @@ export class PostgresStorage implements Storage {
         // Last before COMMIT: the journal's numbers are taken under a lock held until the commit (mirror-journal.ts).
         const journaled = await journal.numberAppends()
         await client.query('COMMIT')
-        client.release()
+        release()
         for (const listener of this.listeners) listener({ journal: journaled })
         return result
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {})
-        client.release()
+        release()
         const code = (error as { code?: string }).code
         if (code === undefined || !RETRIED.has(code)) throw translate(error)
         if (attempt >= this.attempts) {
@@ -169,4 +170,21 @@ function translate(error: unknown): unknown {
   if (code === '23505') return new RegistryError('conflict', `already exists (${constraint})`)
   if (code === '23503') return new RegistryError('conflict', `still referenced, or refers to something missing (${constraint})`)
   return unavailableOr(error)
+}
+
+/**
+ * Listens for the connection's errors while the client is out of the pool, and answers how to give it
+ * back. pg-pool listens only while a client is idle: a session the server ends between two queries of
+ * a transaction (a restart, an administrator's terminate) would be an uncaught 'error' that ends the
+ * process. With a listener, the transaction's next query fails, answered as `unavailable`, and the
+ * broken client is dropped, not pooled again.
+ */
+function releasedOnce(client: pg.PoolClient): () => void {
+  let broken: Error | undefined
+  const onError = (error: Error) => { broken = error }
+  client.on('error', onError)
+  return () => {
+    client.off('error', onError)
+    client.release(broken)
+  }
 }

@@ -44,4 +44,23 @@ if (server) {
     t.equal((await s.call({ method: 'POST', url: `/v1/apis/${api.id}/spec`, payload: { document: petstore('2.0.0') } })).statusCode, 201, 'writes go on: version 2')
     t.equal((await s.call({ method: 'GET', url: '/readyz', key: null })).statusCode, 200, 'ready again')
   })
+
+  t.test('a session the server ends in the middle of a transaction: that transaction is unavailable, and the process goes on', async (t) => {
+    const s = await startTestServer({ databaseUrl: await server.createDatabase() })
+    t.teardown(s.close)
+    let resumed = false
+    t.teardown(() => { if (!resumed) server.resume() })
+    // The server stops while the transaction's session is idle between two queries: no query is
+    // there to receive the error, only the client.
+    const interrupted = s.registry.storage.transaction(async (tx) => {
+      await tx.organizations.bySlug('acme')
+      server.pause()
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      return tx.organizations.bySlug('acme')
+    })
+    await t.rejects(interrupted, { code: 'unavailable' }, 'the transaction is answered unavailable')
+    server.resume()
+    resumed = true
+    t.equal((await s.call({ method: 'GET', url: '/v1/apis' })).statusCode, 200, 'the same process answers again')
+  })
 }
