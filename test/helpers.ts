@@ -34,8 +34,36 @@ export interface TestServer {
   close(): Promise<void>
 }
 
+/**
+ * The node options of in-process test registries' worker threads: this process's without the test
+ * runner's own. tap starts each test file with its module hooks (mocks, process info) and source maps;
+ * worker threads inherit them by default and then load every module through those hooks, which made
+ * each worker's start several times slower. The workers keep the rest (tsx loads their TypeScript).
+ */
+export function workerExecArgv(): string[] {
+  const kept: string[] = []
+  const args = process.execArgv
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === '--enable-source-maps' || arg.includes('@tapjs/')) continue
+    // `--import <module>` in two words: drop both when the module is tap's.
+    if ((arg === '--import' || arg === '--loader') && args[i + 1]?.includes('@tapjs/')) { i++; continue }
+    kept.push(arg)
+  }
+  return kept
+}
+
 /** The secret key of in-process test registries: one fixed key, so that a test can reopen its storage. */
 export const testSecretKeys = (): SecretKeyring => new SecretKeyring([Buffer.alloc(32, 7)])
+
+/**
+ * Options of an in-process test registry on `storage`: one document worker, started cold and without
+ * the test runner's module hooks (workerExecArgv), and small caches.
+ */
+export const testRegistryOptions = (storage: string): RegistryOptions => ({
+  storage, workers: 1, lintTimeoutMs: 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
+  warmWorkers: false, workerExecArgv: workerExecArgv(),
+})
 
 export const appConfig = (overrides: Partial<AppConfig> = {}): AppConfig => ({
   bodyLimit: 64 * 1024 * 1024, publicHost: undefined, rateLimitPerMinute: 0, logLevel: 'silent', ...overrides,
@@ -64,9 +92,9 @@ export async function startTestServer(options: {
   const storage = options.storage ?? tempDir()
   const metrics = new RegistryMetrics()
   const registry = await Registry.open({
-    storage, workers: 1, lintTimeoutMs: options.lintTimeoutMs ?? 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024,
+    ...testRegistryOptions(storage), lintTimeoutMs: options.lintTimeoutMs ?? 60_000,
     outboundHosts: options.outboundHosts, referenceSplitBytes: options.referenceSplitBytes, fairness: options.fairness,
-    secretKeys: options.secretKeys ?? testSecretKeys(), databaseUrl: options.databaseUrl, warmWorkers: false,
+    secretKeys: options.secretKeys ?? testSecretKeys(), databaseUrl: options.databaseUrl,
   }, metrics, {
     blobs: options.wrapBlobs,
     documents: options.wrapDocuments && ((documents) => options.wrapDocuments!(documents, metrics)),

@@ -19,6 +19,7 @@ import { Piscina, queueOptionsSymbol } from 'piscina'
 import { RegistryError } from '../errors.js'
 import { defaultFairness, FairScheduler, type FairnessLimits, type Tenant } from './fair-scheduler.js'
 import { assertFitsHeap, maxDocumentBytes } from './heap-budget.js'
+import { execArgvOption } from '../worker-exec-argv.js'
 import type {
   CheckResult,
   CheckTask,
@@ -84,6 +85,8 @@ export interface DocumentWorkersOptions {
   memoryMb: number
   /** Compile the validators and load Spectral as each worker starts (default true). */
   warm?: boolean
+  /** Node options of each worker thread (default: this thread's). */
+  execArgv?: readonly string[]
   /** Retire a worker after this many Spectral runs (0 or absent: never). */
   maxRuns?: number
   /** Retire a worker whose heap after a task is above this many MB (0 or absent: never). */
@@ -162,6 +165,7 @@ export class DocumentWorkers {
       idleTimeout: Infinity,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
       workerData: { warm: options.warm !== false },
+      ...execArgvOption(options.execArgv),
       loadBalancer: (task, workers) => this.#pick(task, workers),
     })
     // A worker that dies while idle is replaced by piscina; without a listener the event would throw.

@@ -5,6 +5,7 @@
  */
 import { Piscina } from 'piscina'
 import { RegistryError } from '../errors.js'
+import { execArgvOption } from '../worker-exec-argv.js'
 import type { PlannedPart, SplitLimits } from './reference-split.js'
 import type { ReferenceReply, ReferenceTask } from './reference-worker.js'
 
@@ -19,13 +20,15 @@ export type TextLoader = () => Promise<Uint8Array>
 export class ReferenceWorkers {
   readonly #pool: Piscina
 
-  constructor(options: { memoryMb: number }) {
+  /** `execArgv`: the worker thread's node options (default: this thread's). */
+  constructor(options: { memoryMb: number; execArgv?: readonly string[] }) {
     this.#pool = new Piscina({
       filename: workerFile(),
       minThreads: 0,
       maxThreads: 1,
       idleTimeout: 60_000,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
+      ...execArgvOption(options.execArgv),
     })
     // A worker ended while idle is replaced on demand; without a listener the event would throw.
     this.#pool.on('error', () => {})

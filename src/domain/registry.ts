@@ -47,6 +47,12 @@ export type RegistryOptions = Pick<Config, 'storage' | 'workers' | 'lintTimeoutM
      * validate a 3.1, 3.2 or JSON Schema document, and compiling all of them cost each one seconds.
      */
     warmWorkers?: boolean
+    /**
+     * The node options every worker thread starts with (documents, reference parts, sync, SDK
+     * generation); default: the process's own, as node does. The tests start theirs without the test
+     * runner's module hooks, which made each worker load its modules through them (test/helpers.ts).
+     */
+    workerExecArgv?: readonly string[]
   }
 
 /** What a test puts between the registry and its blobs or document workers (faults, counts). */
@@ -111,6 +117,8 @@ export class Registry {
     readonly blobs: BlobStore = storage.blobs,
     /** How long a build's or a sync's claim holds without renewal (REGISTRY_LEASE_SECONDS; default 60 s). */
     leaseMs?: number,
+    /** The node options of the worker threads it starts (default: this thread's). */
+    workerExecArgv?: readonly string[],
   ) {
     this.organizations = new Organizations(storage)
     this.sessions = new Sessions(storage, this.organizations)
@@ -135,16 +143,18 @@ export class Registry {
     this.webhooks = new WebhookEndpoints(storage, this.secrets, outbound)
     // Events are written by commits in this process and in others: each commit looks at the outbox.
     storage.onCommit(() => this.deliverer.nudge())
-    this.builds = new BuildRunner(storage, this.sdks, this.versions, { outbound, log: this.log, secrets: this.secrets, events: report, leaseMs })
+    this.builds = new BuildRunner(storage, this.sdks, this.versions, {
+      outbound, log: this.log, secrets: this.secrets, events: report, leaseMs, execArgv: workerExecArgv,
+    })
     // An API an SDK attaches is not deleted (409), decided in the delete's transaction.
     this.resources.deleteHooks.push(async (tx, resource) => {
       if (resource.kind === 'api') refuseAttachedApiDelete(resource, await tx.sdks.sdksUsingApi(resource.id))
     })
     this.repositorySync = new RepositorySync(storage, this.resources, this.uploads,
-      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts }), this.secrets, outbound, this.log, report, { leaseMs })
+      new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { outboundHosts: outbound.hosts, execArgv: workerExecArgv }), this.secrets, outbound, this.log, report, { leaseMs })
     // An API's delete removes its repository connection in the delete's transaction.
     this.resources.deleteHooks.push(async (tx, resource) => { if (resource.kind === 'api') await tx.repositories.remove(resource.id) })
-    this.referenceParts = new ReferenceParts(blobs, new ReferenceWorkers({ memoryMb: reference.memoryMb ?? 4096 }), {
+    this.referenceParts = new ReferenceParts(blobs, new ReferenceWorkers({ memoryMb: reference.memoryMb ?? 4096, execArgv: workerExecArgv }), {
       ...DEFAULT_REFERENCE_PARTS, splitAboveBytes: reference.splitAboveBytes ?? DEFAULT_REFERENCE_PARTS.splitAboveBytes,
     })
   }
@@ -165,13 +175,13 @@ export class Registry {
     const pool = new DocumentWorkers({
       threads: options.workers, timeoutMs: options.lintTimeoutMs, memoryMb: options.lintMemoryMb,
       maxRuns: options.workerMaxRuns, maxHeapMb: options.workerMaxHeapMb, observer: metrics, fairness: options.fairness,
-      warm: options.warmWorkers,
+      warm: options.warmWorkers, execArgv: options.workerExecArgv,
     })
     const documents = wrap.documents?.(pool) ?? pool
     const blobs = wrap.blobs?.(storage.blobs) ?? storage.blobs
     const registry = new Registry(storage, documents, metrics, outbound, {
       splitAboveBytes: options.referenceSplitBytes, memoryMb: options.lintMemoryMb,
-    }, secretKeys, { timeoutMs: options.webhookTimeoutMs }, blobs, options.leaseMs)
+    }, secretKeys, { timeoutMs: options.webhookTimeoutMs }, blobs, options.leaseMs, options.workerExecArgv)
     // The port's journaled commits nudge the writer (Mirror hears them).
     registry.mirror = new Mirror(storage, blobs, { storage: options.storage, outbound, secrets: registry.secrets })
     return registry

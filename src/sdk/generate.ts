@@ -7,6 +7,7 @@ import { PHP_GENERATOR } from './php/generator.js'
 import type { GenerateReply } from './generate-worker.js'
 import { sortFiles, type GenerateTask, type GeneratedFile } from './types.js'
 import type { SdkTarget } from '../storage/records.js'
+import { execArgvOption } from '../worker-exec-argv.js'
 
 /**
  * The worker module next to this one: the TypeScript source under tsx, the compiled file in dist/. It
@@ -28,13 +29,14 @@ export async function generatorOf(target: SdkTarget): Promise<{ name: string; ve
   return TYPESCRIPT_GENERATOR
 }
 
-export function generate(task: GenerateTask, options: { signal: AbortSignal; timeoutMs: number; memoryMb?: number }): Promise<GeneratedFile[]> {
+export function generate(task: GenerateTask, options: { signal: AbortSignal; timeoutMs: number; memoryMb?: number; execArgv?: readonly string[] }): Promise<GeneratedFile[]> {
   return new Promise((resolve, reject) => {
     if (options.signal.aborted) return reject(options.signal.reason)
     const worker = new Worker(workerScript(), {
       eval: true,
       workerData: task,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? 1024 },
+      ...execArgvOption(options.execArgv),
     })
     let settled = false
     const finish = (outcome: () => void) => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Piscina } from 'piscina'
 import { RegistryError } from '../errors.js'
+import { execArgvOption } from '../worker-exec-argv.js'
 import { UNREACHABLE } from '../domain/outbound/outbound.js'
 import { FETCH_STEP, type SnapshotDocument, type SnapshotFailure, type SnapshotTask } from './snapshot.js'
 
@@ -71,7 +72,8 @@ export class SnapshotWorkers implements SnapshotFetcher {
 
   constructor(
     private readonly limits: SyncLimits = DEFAULT_SYNC_LIMITS,
-    options: { threads?: number; memoryMb?: number; outboundHosts?: readonly string[] } = {},
+    /** `execArgv`: the worker threads' node options (default: this thread's). */
+    options: { threads?: number; memoryMb?: number; outboundHosts?: readonly string[]; execArgv?: readonly string[] } = {},
   ) {
     this.#outboundHosts = [...(options.outboundHosts ?? [])]
     this.#pool = new Piscina({
@@ -80,6 +82,7 @@ export class SnapshotWorkers implements SnapshotFetcher {
       maxThreads: Math.max(1, options.threads ?? 2),
       idleTimeout: 30_000,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? 1024 },
+      ...execArgvOption(options.execArgv),
     })
     // A worker ended while idle is replaced on demand; without a listener the event would throw.
     this.#pool.on('error', () => {})

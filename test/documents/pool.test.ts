@@ -3,11 +3,12 @@ import { DocumentWorkers } from '../../src/documents/pool.js'
 import { RegistryError } from '../../src/errors.js'
 import { canonicalJson } from '../../src/documents/canonical.js'
 import { bigOpenApi, listeningServer, openapi30, passwdMarker, registryErrorAsync } from './helpers.js'
+import { workerExecArgv } from '../helpers.js'
 
 const oas = { checksum: 'sha256:oas', document: { extends: [['spectral:oas', 'recommended']] } }
 
 t.test('the pool digests, checks, lints and converts; errors come back as RegistryErrors', async (t) => {
-  const workers = new DocumentWorkers({ threads: 2, timeoutMs: 30_000, memoryMb: 512 })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 2, timeoutMs: 30_000, memoryMb: 512 })
   t.teardown(() => workers.close())
   const yaml = 'openapi: 3.0.3\ninfo: {title: Pets, version: "1"}\npaths: {}\n'
   const digests = await Promise.all(Array.from({ length: 6 }, () => workers.digest({ body: yaml, currentChecksum: null })))
@@ -43,7 +44,7 @@ t.test('the pool digests, checks, lints and converts; errors come back as Regist
 })
 
 t.test('a version checked with the lineage of the one before re-lints only what changed (the pool keeps the memo, not a worker)', async (t) => {
-  const workers = new DocumentWorkers({ threads: 2, timeoutMs: 30_000, memoryMb: 512 })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 2, timeoutMs: 30_000, memoryMb: 512 })
   t.teardown(() => workers.close())
   const version = (description: string) => canonicalJson({
     openapi: '3.1.0', info: { title: 'Pets', version: '1' },
@@ -67,7 +68,7 @@ t.test('a version checked with the lineage of the one before re-lints only what 
 t.test('external references are refused in validation and never fetched or read, in lint either', async (t) => {
   const server = await listeningServer()
   t.teardown(server.close)
-  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 30_000, memoryMb: 512 })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 30_000, memoryMb: 512 })
   t.teardown(() => workers.close())
   const doc = openapi30({
     paths: {
@@ -99,7 +100,7 @@ t.test('external references are refused in validation and never fetched or read,
 t.test('a task over the time limit is lint_timeout, and the pool keeps serving', async (t) => {
   // A limit that a small task meets even on a loaded machine (a replacement worker's first YAML digest
   // took 91 ms at a load of 14), and a lint that takes longer than it on an idle one.
-  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 1000, memoryMb: 512 })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 1000, memoryMb: 512 })
   t.teardown(() => workers.close())
   // A first task waits for the worker to start: start-up time does not count against the limit.
   t.equal((await workers.digest({ body: '{"a":1}' })).unchanged, false)
@@ -117,7 +118,7 @@ t.test('a task over the time limit is lint_timeout, and the pool keeps serving',
 })
 
 t.test('a worker that runs out of memory is lint_resource_limit, and is replaced', async (t) => {
-  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 64, warm: false })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 60_000, memoryMb: 64, warm: false })
   t.teardown(() => workers.close())
   // The overrun happens in JavaScript (the YAML parser), where V8 can stop the worker: a document within
   // the heap budget (1/32 of the heap, 2 MB here) whose parse still needs more than the heap.
@@ -129,7 +130,7 @@ t.test('a worker that runs out of memory is lint_resource_limit, and is replaced
 })
 
 t.test('a document over the heap budget is payload_too_large before it reaches a worker', async (t) => {
-  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 64, warm: false })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 60_000, memoryMb: 64, warm: false })
   t.teardown(() => workers.close())
   t.equal(workers.maxDocumentBytes, 2 * 1024 * 1024)
   // A single huge native allocation (JSON.parse of this) at the heap limit would abort the process.

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { DocumentWorkers, type WorkerEnd, type WorkPhase } from '../../src/documents/pool.js'
 import { canonicalJson } from '../../src/documents/canonical.js'
-import { petstore } from '../helpers.js'
+import { petstore, workerExecArgv } from '../helpers.js'
 
 const oas = { checksum: 'sha256:oas', document: { extends: [['spectral:oas', 'recommended']] } }
 
@@ -22,7 +22,7 @@ function observer() {
 
 t.test('a worker is replaced after maxRuns Spectral runs, and no task is lost', async (t) => {
   const seen = observer()
-  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, maxRuns: 2, observer: seen.observer })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, maxRuns: 2, observer: seen.observer })
   t.teardown(() => workers.close())
   const canonical = canonicalJson(petstore())
   // All submitted at once: the queue holds them while each retired worker finishes and is replaced.
@@ -41,7 +41,7 @@ t.test('a worker is replaced after maxRuns Spectral runs, and no task is lost', 
 t.test('a worker whose heap is over the bound after a task is replaced; queued tasks all finish', async (t) => {
   const seen = observer()
   // A 1 MB bound: every worker is over it after its first task.
-  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, maxHeapMb: 1, observer: seen.observer })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, maxHeapMb: 1, observer: seen.observer })
   t.teardown(() => workers.close())
   const texts = Array.from({ length: 4 }, (_, i) => `{"n":${i}}`)
   const results = await Promise.all(texts.map((body) => workers.digest({ body })))
@@ -59,7 +59,7 @@ t.test('a worker whose heap is over the bound after a task is replaced; queued t
 
 t.test('without bounds no worker is replaced', async (t) => {
   const seen = observer()
-  const workers = new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, observer: seen.observer })
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, observer: seen.observer })
   t.teardown(() => workers.close())
   const canonical = canonicalJson(petstore())
   for (let i = 0; i < 4; i++) await workers.check({ kind: 'openapi', canonical, ruleset: oas })

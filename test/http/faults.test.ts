@@ -6,7 +6,7 @@ import { DocumentWorkers } from '../../src/documents/pool.js'
 import { verifyStorage } from '../../src/domain/operations/maintenance.js'
 import { FsBlobStore } from '../../src/storage/lmdb/fs-blob-store.js'
 import type { BlobStore } from '../../src/storage/records.js'
-import { json, petstore, startTestServer, type TestServer } from '../helpers.js'
+import { json, petstore, startTestServer, workerExecArgv, type TestServer } from '../helpers.js'
 
 const CRASHING_WORKER = new URL('../fixtures/crashing-worker.ts', import.meta.url).href
 
@@ -40,7 +40,7 @@ t.test('a worker that crashes answers 500 problem+json, is replaced, and the ser
   const s = await startTestServer({
     wrapDocuments: (inner, metrics) => {
       void inner.close()
-      return new DocumentWorkers({ threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, filename: CRASHING_WORKER, observer: metrics })
+      return new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, filename: CRASHING_WORKER, observer: metrics })
     },
   })
   t.teardown(s.close)

@@ -10,7 +10,7 @@ import { generate } from '../../src/sdk/generate.js'
 import { generatePhp } from '../../src/sdk/php/generator.js'
 import { tarGz } from '../../src/sdk/tarball.js'
 import type { GenerateTask, GeneratedFile } from '../../src/sdk/types.js'
-import { petstore, tempDir } from '../helpers.js'
+import { petstore, tempDir, workerExecArgv } from '../helpers.js'
 import { skipWithoutPhp } from './support.js'
 
 const run = promisify(execFile)
@@ -119,13 +119,13 @@ echo json_encode(['pet' => $pet, 'name' => $pet->name, 'odd' => $odd, 'owner' =>
 t.test('both generators are deterministic: the same inputs give a byte-identical archive', async (t) => {
   for (const target of ['typescript', 'php'] as const) {
     const signal = new AbortController().signal
-    const first = await generate(task(target), { signal, timeoutMs: 60_000 })
-    const second = await generate(task(target), { signal, timeoutMs: 60_000 })
+    const first = await generate(task(target), { signal, timeoutMs: 60_000, execArgv: workerExecArgv() })
+    const second = await generate(task(target), { signal, timeoutMs: 60_000, execArgv: workerExecArgv() })
     t.ok((await tarGz(first)).equals(await tarGz(second)), `${target}: byte-identical`)
     t.same(first.map((f) => f.path), first.map((f) => f.path).sort(), `${target}: sorted`)
     const changed = richPetstore()
     changed.paths['/pets'].get.operationId = 'listAllPets'
-    const other = await tarGz(await generate(task(target, changed), { signal, timeoutMs: 60_000 }))
+    const other = await tarGz(await generate(task(target, changed), { signal, timeoutMs: 60_000, execArgv: workerExecArgv() }))
     t.notOk(other.equals(await tarGz(first)), `${target}: another input, another archive`)
   }
   const [ba, ab] = [await tarGz([{ path: 'b', content: '2' }, { path: 'a', content: '1' }]), await tarGz([{ path: 'a', content: '1' }, { path: 'b', content: '2' }])]
@@ -134,7 +134,7 @@ t.test('both generators are deterministic: the same inputs give a byte-identical
 
 t.test('a generator run is ended when it is aborted', async (t) => {
   const controller = new AbortController()
-  const running = generate(task('typescript'), { signal: controller.signal, timeoutMs: 60_000 })
+  const running = generate(task('typescript'), { signal: controller.signal, timeoutMs: 60_000, execArgv: workerExecArgv() })
   controller.abort(new Error('stop'))
   await t.rejects(running, { message: 'stop' })
 })

@@ -6,11 +6,11 @@ import type { IncomingMessage } from 'node:http'
 import t from 'tap'
 import { Registry } from '../../src/domain/registry.js'
 import type { Actor } from '../../src/domain/accounts/organizations.js'
-import { OUTBOUND_LOOPBACK, json, petstore, startTestServer } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, testRegistryOptions } from '../helpers.js'
 import { buildFixture, waitForBuild } from './support.js'
 
 const openRegistry = (storage: string) =>
-  Registry.open({ storage, workers: 1, lintTimeoutMs: 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024, outboundHosts: OUTBOUND_LOOPBACK })
+  Registry.open({ ...testRegistryOptions(storage), outboundHosts: OUTBOUND_LOOPBACK })
 
 /** A registry (no HTTP app, so no build runner) with an SDK whose php target pushes to `repoUrl`. */
 async function prepare(storage: string, repoUrl: string) {

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { Registry } from '../../src/domain/registry.js'
 import type { Actor } from '../../src/domain/accounts/organizations.js'
-import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, tempDir, testSecretKeys, type TestServer } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, json, petstore, startTestServer, tempDir, testRegistryOptions, testSecretKeys, type TestServer } from '../helpers.js'
 import { startGitServerForTest } from '../support/git-server-for-test.js'
 import { postgresForFile } from '../support/postgres.js'
 import { seed, waitForBuild } from './support.js'
@@ -79,7 +79,7 @@ if (server) {
     const storage = tempDir()
     t.teardown(() => rmSync(storage, { recursive: true, force: true }))
     const dead = await Registry.open({
-      storage, workers: 1, lintTimeoutMs: 60_000, lintMemoryMb: 1024, documentCacheBytes: 16 * 1024 * 1024, outboundHosts: OUTBOUND_LOOPBACK, databaseUrl, secretKeys: testSecretKeys(),
+      ...testRegistryOptions(storage), outboundHosts: OUTBOUND_LOOPBACK, databaseUrl, secretKeys: testSecretKeys(),
     })
     const { organization, secret: key } = await dead.organizations.create('acme', 'Acme')
     const actor: Actor = { organization, keyId: 'test', role: 'admin' }

@@ -10,7 +10,7 @@ import t from 'tap'
 import { stringify } from 'yaml'
 import { registryErrorAsync } from '../documents/helpers.js'
 import { DEFAULT_SYNC_LIMITS, SnapshotWorkers } from '../../src/sync/pool.js'
-import { OUTBOUND_LOOPBACK, petstore, tempDir } from '../helpers.js'
+import { OUTBOUND_LOOPBACK, petstore, tempDir, workerExecArgv } from '../helpers.js'
 import { startGitHttpServer } from '../support/git-http-server.js'
 import { createRepository } from '../support/git-repos.js'
 
@@ -24,13 +24,13 @@ t.test('a repository larger than the byte bound is refused', async (t) => {
     rmSync(root, { recursive: true, force: true })
   })
   await repo.commit({ 'openapi.yaml': stringify(petstore()), 'noise.bin': randomBytes(200_000).toString('base64') })
-  const small = new SnapshotWorkers({ ...DEFAULT_SYNC_LIMITS, maxBytes: 50_000 }, { threads: 1, outboundHosts: OUTBOUND_LOOPBACK })
+  const small = new SnapshotWorkers({ ...DEFAULT_SYNC_LIMITS, maxBytes: 50_000 }, { threads: 1, outboundHosts: OUTBOUND_LOOPBACK, execArgv: workerExecArgv() })
   t.teardown(() => small.close())
   const request = { provider: 'github' as const, url: repo.url, branch: 'main', path: 'openapi.yaml', token: null }
   const error = await registryErrorAsync(small.fetch(request))
   t.match(error, { code: 'repository_unavailable', message: /could not be fetched: unreachable/, reason: /larger than 50000 bytes/ })
 
-  const enough = new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { threads: 1, outboundHosts: OUTBOUND_LOOPBACK })
+  const enough = new SnapshotWorkers(DEFAULT_SYNC_LIMITS, { threads: 1, outboundHosts: OUTBOUND_LOOPBACK, execArgv: workerExecArgv() })
   t.teardown(() => enough.close())
   const document = await enough.fetch(request)
   t.equal(document.text, stringify(petstore()))
@@ -45,7 +45,7 @@ t.test('a repository that never answers fails at the deadline', async (t) => {
     silent.close(() => resolve())
   }))
   const port = (silent.address() as AddressInfo).port
-  const workers = new SnapshotWorkers({ ...DEFAULT_SYNC_LIMITS, timeoutMs: 500 }, { threads: 1, outboundHosts: OUTBOUND_LOOPBACK })
+  const workers = new SnapshotWorkers({ ...DEFAULT_SYNC_LIMITS, timeoutMs: 500 }, { threads: 1, outboundHosts: OUTBOUND_LOOPBACK, execArgv: workerExecArgv() })
   t.teardown(() => workers.close())
   const error = await registryErrorAsync(workers.fetch({ provider: 'gitlab', url: `http://127.0.0.1:${port}/x.git`, branch: 'main', path: 'a.yaml', token: 't' }))
   t.match(error, { code: 'repository_unavailable', message: /could not be fetched: unreachable/, reason: /took longer than 500 ms/ })

@@ -57,6 +57,8 @@ export interface BuildRunnerOptions {
   leaseMs?: number
   /** Unnudged look at the queue on PostgreSQL (default POLL_MS); LMDB's one process is nudged by its own queueing. */
   pollMs?: number
+  /** The generator thread's node options (default: this thread's). */
+  execArgv?: readonly string[]
 }
 
 class Shutdown extends Error {
@@ -97,6 +99,7 @@ export class BuildRunner {
   readonly #events: ReportEvent
   readonly #leaseMs: number
   readonly #pollMs: number
+  readonly #execArgv: readonly string[] | undefined
   /** This runner's name on the builds it claims: the host and process, and a ULID (two registries may share a process). */
   readonly holder = `${hostname()}:${process.pid}:${newId()}`
 
@@ -113,6 +116,7 @@ export class BuildRunner {
     this.#events = options.events ?? REPORT_NOTHING
     this.#leaseMs = options.leaseMs ?? LEASE_MS
     this.#pollMs = options.pollMs ?? POLL_MS
+    this.#execArgv = options.execArgv
     sdks.signals = {
       queued: () => { this.#nudged = true; this.#wake?.() },
       canceled: (id) => { if (this.#running?.id === id) this.#running.controller.abort(new Canceled()) },
@@ -273,7 +277,7 @@ export class BuildRunner {
     const stopRenewing = this.renewLease(build, controller)
     try {
       const files = await generate({ target: build.target, sdk: build.sdk, config: build.config, apis: await this.documents(build) },
-        { signal, timeoutMs: this.#timeoutMs })
+        { signal, timeoutMs: this.#timeoutMs, execArgv: this.#execArgv })
       log.add(`generated ${files.length} files with ${build.inputs.generator.name} ${build.inputs.generator.version}`)
       const artifact = await tarGz(files)
       await this.whileRunning(build, async (tx) => {
