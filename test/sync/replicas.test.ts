@@ -33,6 +33,11 @@ async function gitServer(t: Test): Promise<{ repo: TestRepository; url: string; 
   return { repo, url: `${server.url}/pets.git`, fetches }
 }
 
+/** True once no replica holds the API's sync lease; undefined while one does (for `eventually`). */
+async function leaseReleased(s: TestServer, apiId: string): Promise<true | undefined> {
+  return (await s.registry.storage.read.repositories.syncLease(apiId)) ? undefined : true
+}
+
 async function replica(t: Test, databaseUrl: string): Promise<TestServer> {
   const s = await startTestServer({ databaseUrl, outboundHosts: OUTBOUND_LOOPBACK })
   t.teardown(() => s.close())
@@ -84,7 +89,7 @@ if (server) {
     }
     t.ok(answers.every((status) => [200, 201, 202].includes(status)), `every sync and webhook answered: ${answers.join(' ')}`)
     // Whatever is still waiting after the rounds (the webhooks' syncs) runs, on whichever replica holds the lease.
-    await eventually(async () => ((await a.registry.storage.read.repositories.syncLease(api)) ? undefined : true))
+    await eventually(() => leaseReleased(a, api))
     const final = await call(a, { method: 'POST', url: `/v1/apis/${api}/sync` })
     t.equal(final.statusCode, 200, 'the last commit is already published')
     t.equal(json(final).data.version, `1.0.${last}`)
@@ -162,8 +167,7 @@ if (server) {
     t.match(taken, { status: 'succeeded', trigger: 'webhook', delivery: 'dead-Left', version_number: 1 }, 'the interrupted sync ran again, as it was asked for')
     t.ok(Date.parse(taken.started_at) >= Date.parse(until), 'only after its lease ended')
     // The run records its outcome, then releases its lease in a transaction of its own.
-    const released = async (id: string) => ((await s.registry.storage.read.repositories.syncLease(id)) ? undefined : true)
-    t.ok(await eventually(() => released(left.id)), 'and released its lease')
-    t.ok(await eventually(() => released(asked.id)))
+    t.ok(await eventually(() => leaseReleased(s, left.id)), 'and released its lease')
+    t.ok(await eventually(() => leaseReleased(s, asked.id)))
   })
 }

@@ -79,10 +79,11 @@ export class PostgresStorage implements Storage {
     pool.on('error', () => {})
     try {
       const client = await pool.connect().catch((error: Error) => { throw new DatabaseUnavailable(url, error) })
+      const release = listenWhileHeld(client)
       try {
         await migrate(client)
       } finally {
-        client.release()
+        release()
       }
     } catch (error) {
       await pool.end()
@@ -99,7 +100,7 @@ export class PostgresStorage implements Storage {
   private async run<T>(work: (tx: Stores) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect().catch((error: unknown) => { throw unavailableOr(error) })
-      const release = releasedOnce(client)
+      const release = listenWhileHeld(client)
       try {
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
         const journal = new PgMirrorJournal(client)
@@ -179,7 +180,7 @@ function translate(error: unknown): unknown {
  * process. With a listener, the transaction's next query fails, answered as `unavailable`, and the
  * broken client is dropped, not pooled again.
  */
-function releasedOnce(client: pg.PoolClient): () => void {
+function listenWhileHeld(client: pg.PoolClient): () => void {
   let broken: Error | undefined
   const onError = (error: Error) => { broken = error }
   client.on('error', onError)
