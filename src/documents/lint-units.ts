@@ -107,6 +107,8 @@ export interface Refusal { refused: string }
 
 const REF_REFUSED: Refusal = { refused: 'a $ref to a container, or written in a way the cut does not follow (percent-encoding, a URI)' }
 
+const MISSING_TWICE: Refusal = { refused: 'a missing $ref target referred to more than once' }
+
 /** Members whose members are names chosen by the author (each value may be a schema), not keywords. */
 const NAME_MAPS = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'dependencies', 'schemas', 'parameters', 'headers', 'content', 'responses', 'paths', 'callbacks', 'requestBodies', 'links', 'encoding'])
 /** Members whose values are data, never a schema: an `id` inside them names nothing. */
@@ -164,7 +166,46 @@ export function documentUnits(document: unknown, canonical: string): DocumentUni
   // $refs in the frame point into units as well (and count for unused components).
   const frameReaches = new Set<string>()
   if (!collectRefs(frame, [], frameReaches, refTargets, refs)) return REF_REFUSED
-  return { document, frame, frameHash: sha256(JSON.stringify(frame)), units, refTargets, frameReaches }
+  if (missingTargetReferredTwice(document, refs)) return MISSING_TWICE
+  return { document, frame, frameHash: frameHashOf(frame, refs), units, refTargets, frameReaches }
+}
+
+/**
+ * Spectral reports a missing `$ref` target once, at the first reference its resolver met, whichever
+ * unit that is in (spectral-core's formatResolverErrors keeps one `invalid-ref` per message, and the
+ * message names the target). The re-lint keeps each unit's findings apart, so a missing target that
+ * more than one reference is written to gets a whole lint; one reference's `invalid-ref` is its unit's
+ * alone. Missing here means missing in the document as written: a target reached only through
+ * another `$ref` counts as missing too (a whole lint, which is never wrong).
+ */
+function missingTargetReferredTwice(document: JsonObject, refs: Map<string, ParsedRef>): boolean {
+  for (const ref of refs.values()) if (ref.sites > 1 && !hasTarget(document, ref.target)) return true
+  return false
+}
+
+function hasTarget(document: Json, target: readonly string[]): boolean {
+  let node = document
+  for (const segment of target) {
+    if (node === null || typeof node !== 'object' || !Object.prototype.hasOwnProperty.call(node, segment)) return false
+    node = (node as JsonObject)[segment]!
+  }
+  return true
+}
+
+/**
+ * The hash a memo's frame is compared by: the frame's JSON without `info`, unless a `$ref` points
+ * into `info`. A release that bumps `info.version` (or edits its description) then keeps its memo.
+ * Why no unit's findings depend on `info`: the rules that read it (`info-*`, `contact-properties`,
+ * `license-url`, a ruleset's own rule given there) are given on `$` or `$.info`, and their findings
+ * are the frame's, which every re-lint lints again; the other rules read their target, what its
+ * `$ref`s reach (hence the exception), `tags`, `openapi`, `servers` and the security schemes, all
+ * still hashed; and validation against the OpenAPI schema has no constraint between `info` and
+ * another member of the document.
+ */
+function frameHashOf(frame: JsonObject, refs: Map<string, ParsedRef>): string {
+  for (const ref of refs.values()) if (ref.target[0] === 'info') return sha256(JSON.stringify(frame))
+  const { info: _info, ...hashed } = frame
+  return sha256(JSON.stringify(hashed))
 }
 
 /**
@@ -192,14 +233,17 @@ function collectRefsOf(child: Json, key: string, at: string[], reaches: Set<stri
   return ok
 }
 
-/** A local `$ref` read once per document (the same few targets are referred to thousands of times). */
-interface ParsedRef { target: string[]; route: string; pointer: string }
-const REFUSED_REF: ParsedRef = { target: [], route: WHOLE, pointer: '' }
+/**
+ * A local `$ref` read once per document (the same few targets are referred to thousands of times);
+ * `sites`: how many references the crawler follows are written so.
+ */
+interface ParsedRef { target: string[]; route: string; pointer: string; sites: number }
+const REFUSED_REF: ParsedRef = { target: [], route: WHOLE, pointer: '', sites: 0 }
 
 function parseRef(ref: string): ParsedRef {
   if (!SIMPLE_LOCAL_REF.test(ref)) return REFUSED_REF
   const target = ref === '#' ? [] : ref.slice(2).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-  return { target, route: routeOf(target), pointer: `#/${target.join('/')}` }
+  return { target, route: routeOf(target), pointer: `#/${target.join('/')}`, sites: 0 }
 }
 
 function addRef(ref: string, at: readonly string[], reaches: Set<string>, targets: Set<string>, refs: Map<string, ParsedRef>): boolean {
@@ -209,7 +253,10 @@ function addRef(ref: string, at: readonly string[], reaches: Set<string>, target
   if (route === WHOLE) return false
   if (route !== FRAME) reaches.add(route)
   const ancestor = target.length > 0 && target.every((segment, i) => at[i] === segment)
-  if (!ancestor) targets.add(parsed.pointer)
+  if (!ancestor) {
+    targets.add(parsed.pointer)
+    parsed.sites += 1
+  }
   return true
 }
 

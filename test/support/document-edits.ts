@@ -1,7 +1,7 @@
 /**
  * Seeded edits of an OpenAPI document (OpenAPI 3.x, and Swagger 2.0's `definitions`), for the lint
  * differential (issue 19 item 5; docs/lint.md): change, add and remove an operation, a schema, a `$ref`
- * target and an example. Each edit answers a new document and leaves its input as it was: the nodes on
+ * target and an example, and a release's new `info.version`. Each edit answers a new document and leaves its input as it was: the nodes on
  * the edited path are copied, everything else is shared with the input.
  *
  * The edits are the kind a new version of an API makes, and several are chosen because they reach
@@ -19,6 +19,7 @@ export const EDIT_KINDS = [
   'change-schema', 'add-schema', 'remove-schema',
   'change-ref', 'add-ref', 'remove-ref-target',
   'change-example', 'add-example', 'remove-example',
+  'change-info',
 ] as const
 
 export type EditKind = (typeof EDIT_KINDS)[number]
@@ -411,6 +412,16 @@ const editors: Record<EditKind, Editor> = {
     // An `examples` entry goes whole (its `value` alone would leave an invalid Example Object).
     const removed = at[at.length - 1] === 'value' ? at.slice(0, -1) : at
     return { description: `${pointer(removed)}: removed`, document: removeIn(doc, removed) }
+  },
+  // What every release does: a new info.version, at times with its description rewritten or dropped.
+  'change-info': (doc, _sites, rnd) => {
+    const info = isObject(doc.info) ? doc.info : {}
+    const version = `${String(info.version ?? '1.0.0')}.${1 + Math.floor(rnd() * 99)}`
+    const bumped = setIn(doc, ['info', 'version'], version)
+    const roll = rnd()
+    if (roll < 0.25) return { description: `/info: version ${version}, description removed`, document: removeIn(bumped, ['info', 'description']) }
+    if (roll < 0.5) return { description: `/info: version ${version}, description rewritten`, document: setIn(bumped, ['info', 'description'], 'What changed in this release.') }
+    return { description: `/info/version: ${version}`, document: bumped }
   },
 }
 
