@@ -8,8 +8,9 @@ import type { BlobStore } from '../src/storage/records.js'
 import { SecretKeyring } from '../src/storage/secret-keyring.js'
 
 import { tempDir } from './temp.js'
+import { workerExecArgv } from './worker-exec-argv.js'
 
-export { tempDir }
+export { tempDir, workerExecArgv }
 
 /**
  * REGISTRY_OUTBOUND_HOSTS of a test whose registry connects to git servers on loopback: any public host,
@@ -32,25 +33,6 @@ export interface TestServer {
   /** What the registry wrote to the server's log, in order. */
   serverLog: ServerLogLine[]
   close(): Promise<void>
-}
-
-/**
- * The node options of in-process test registries' worker threads: this process's without the test
- * runner's own. tap starts each test file with its module hooks (mocks, process info) and source maps;
- * worker threads inherit them by default and then load every module through those hooks, which made
- * each worker's start several times slower. The workers keep the rest (tsx loads their TypeScript).
- */
-export function workerExecArgv(): string[] {
-  const kept: string[] = []
-  const args = process.execArgv
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === '--enable-source-maps' || arg.includes('@tapjs/')) continue
-    // `--import <module>` in two words: drop both when the module is tap's.
-    if ((arg === '--import' || arg === '--loader') && args[i + 1]?.includes('@tapjs/')) { i++; continue }
-    kept.push(arg)
-  }
-  return kept
 }
 
 /** The secret key of in-process test registries: one fixed key, so that a test can reopen its storage. */

@@ -19,7 +19,7 @@ import { Piscina, queueOptionsSymbol } from 'piscina'
 import { RegistryError } from '../errors.js'
 import { defaultFairness, FairScheduler, type FairnessLimits, type Tenant } from './fair-scheduler.js'
 import { assertFitsHeap, maxDocumentBytes } from './heap-budget.js'
-import { execArgvOption } from '../worker-exec-argv.js'
+import { execArgvOption, workerModule } from '../worker-exec-argv.js'
 import type {
   CheckResult,
   CheckTask,
@@ -112,12 +112,6 @@ function isTaskError(value: unknown): value is TaskError {
   return value !== null && typeof value === 'object' && 'error' in value
 }
 
-/** The worker module next to this one: the TypeScript source under tsx, the compiled file in dist/. */
-function workerFile(): string {
-  const own = import.meta.url
-  return new URL(own.endsWith('.ts') ? './worker.ts' : './worker.js', own).href
-}
-
 function isStartedMessage(value: unknown): value is StartedMessage {
   return value !== null && typeof value === 'object' && typeof (value as StartedMessage).documentTaskStarted === 'number'
 }
@@ -159,7 +153,7 @@ export class DocumentWorkers {
     this.#observer = options.observer ?? NO_OBSERVER
     this.#scheduler = new FairScheduler({ ...(options.fairness ?? defaultFairness(threads)), slots: threads })
     this.#pool = new Piscina({
-      filename: options.filename ?? workerFile(),
+      filename: options.filename ?? workerModule(import.meta.url, 'worker', options.execArgv),
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Infinity,

@@ -5,14 +5,9 @@
  */
 import { Piscina } from 'piscina'
 import { RegistryError } from '../errors.js'
-import { execArgvOption } from '../worker-exec-argv.js'
+import { execArgvOption, workerModule } from '../worker-exec-argv.js'
 import type { PlannedPart, SplitLimits } from './reference-split.js'
 import type { ReferenceReply, ReferenceTask } from './reference-worker.js'
-
-function workerFile(): string {
-  const own = import.meta.url
-  return new URL(own.endsWith('.ts') ? './reference-worker.ts' : './reference-worker.js', own).href
-}
 
 /** The document's stored text, read only when the worker does not hold the document any more. */
 export type TextLoader = () => Promise<Uint8Array>
@@ -23,7 +18,7 @@ export class ReferenceWorkers {
   /** `execArgv`: the worker thread's node options (default: this thread's). */
   constructor(options: { memoryMb: number; execArgv?: readonly string[] }) {
     this.#pool = new Piscina({
-      filename: workerFile(),
+      filename: workerModule(import.meta.url, 'reference-worker', options.execArgv),
       minThreads: 0,
       maxThreads: 1,
       idleTimeout: 60_000,

@@ -7,17 +7,16 @@ import { PHP_GENERATOR } from './php/generator.js'
 import type { GenerateReply } from './generate-worker.js'
 import { sortFiles, type GenerateTask, type GeneratedFile } from './types.js'
 import type { SdkTarget } from '../storage/records.js'
-import { execArgvOption } from '../worker-exec-argv.js'
+import { execArgvOption, workerModule } from '../worker-exec-argv.js'
 
 /**
- * The worker module next to this one: the TypeScript source under tsx, the compiled file in dist/. It
- * is imported from a one-line script; under tsx (the tests), that script first registers tsx's loader
- * in the new thread, which does not inherit it.
+ * The worker module (workerModule), imported from a one-line script. The TypeScript source (under tsx,
+ * the tests) is imported after the script registers tsx's loader in the new thread, which does not
+ * inherit it.
  */
-function workerScript(): string {
-  const own = import.meta.url
-  const file = new URL(own.endsWith('.ts') ? './generate-worker.ts' : './generate-worker.js', own).href
-  if (!own.endsWith('.ts')) return `import(${JSON.stringify(file)})`
+function workerScript(execArgv: readonly string[] | undefined): string {
+  const file = workerModule(import.meta.url, 'generate-worker', execArgv)
+  if (!file.endsWith('.ts')) return `import(${JSON.stringify(file)})`
   return `import('tsx/esm/api').then(({ register }) => { register() }).then(() => import(${JSON.stringify(file)}))`
 }
 
@@ -32,7 +31,7 @@ export async function generatorOf(target: SdkTarget): Promise<{ name: string; ve
 export function generate(task: GenerateTask, options: { signal: AbortSignal; timeoutMs: number; memoryMb?: number; execArgv?: readonly string[] }): Promise<GeneratedFile[]> {
   return new Promise((resolve, reject) => {
     if (options.signal.aborted) return reject(options.signal.reason)
-    const worker = new Worker(workerScript(), {
+    const worker = new Worker(workerScript(options.execArgv), {
       eval: true,
       workerData: task,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? 1024 },

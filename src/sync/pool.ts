@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Piscina } from 'piscina'
 import { RegistryError } from '../errors.js'
-import { execArgvOption } from '../worker-exec-argv.js'
+import { execArgvOption, workerModule } from '../worker-exec-argv.js'
 import { UNREACHABLE } from '../domain/outbound/outbound.js'
 import { FETCH_STEP, type SnapshotDocument, type SnapshotFailure, type SnapshotTask } from './snapshot.js'
 
@@ -59,11 +59,6 @@ export interface SnapshotFetcher {
 /** Time a worker gets past the fetch deadline to answer before it is ended. */
 const GRACE_MS = 5_000
 
-function workerFile(): string {
-  const own = import.meta.url
-  return new URL(own.endsWith('.ts') ? './worker.ts' : './worker.js', own).href
-}
-
 export class SnapshotWorkers implements SnapshotFetcher {
   readonly #pool: Piscina
 
@@ -77,7 +72,7 @@ export class SnapshotWorkers implements SnapshotFetcher {
   ) {
     this.#outboundHosts = [...(options.outboundHosts ?? [])]
     this.#pool = new Piscina({
-      filename: workerFile(),
+      filename: workerModule(import.meta.url, 'worker', options.execArgv),
       minThreads: 0,
       maxThreads: Math.max(1, options.threads ?? 2),
       idleTimeout: 30_000,

@@ -40,7 +40,7 @@ t.test('a worker that crashes answers 500 problem+json, is replaced, and the ser
   const s = await startTestServer({
     wrapDocuments: (inner, metrics) => {
       void inner.close()
-      return new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, filename: CRASHING_WORKER, observer: metrics })
+      return new DocumentWorkers({ execArgv: workerExecArgv({ typescript: true }), threads: 1, timeoutMs: 60_000, memoryMb: 512, warm: false, filename: CRASHING_WORKER, observer: metrics })
     },
   })
   t.teardown(s.close)
