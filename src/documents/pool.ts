@@ -36,6 +36,7 @@ import type {
   LintTask,
   LocateResult,
   LocateTask,
+  SentCheckTask,
   TaskError,
   TermsTask,
 } from './types.js'
@@ -54,7 +55,18 @@ interface QueueOptions {
   runId: number
   /** The task runs Spectral: it counts towards the worker's `maxRuns`. */
   lint: boolean
+  /** The worker (thread id) to give the task to when it is free: the one that holds its document. */
+  prefer?: number
 }
+
+/** How a task is given to a worker: the one it prefers, and who wants to know which worker ran it. */
+interface Routing {
+  prefer?: number
+  ranOn?: (threadId: number) => void
+}
+
+/** Documents whose digesting worker is remembered (see CheckTask's `checksum`). */
+const DIGESTED_BY = 64
 
 /** Lineages whose last lint's memo is kept, and about how much memory all of them may take. */
 const LINT_MEMOS = 64
@@ -135,6 +147,8 @@ export class DocumentWorkers {
   readonly #workers = new Map<number, WorkerState>()
   /** The worker each run was given to, while it runs. */
   readonly #runWorkers = new Map<number, WorkerState>()
+  /** The worker (thread id) that digested each recent document, by canonical checksum: it holds the last one it digested. */
+  readonly #digestedBy = new LRUCache<string, number>({ max: DIGESTED_BY })
   /** The memo of the last lint of each lineage and ruleset, for the next version's (a cache: findings are the same without). */
   readonly #lintMemos = new LRUCache<string, LintMemoText>({ max: LINT_MEMOS, maxSize: LINT_MEMO_BYTES, sizeCalculation: memoBytes })
   readonly #maxRuns: number
@@ -181,13 +195,18 @@ export class DocumentWorkers {
     return state
   }
 
-  /** The load balancer: an idle worker that is not retiring, else none (the task waits in the queue). */
+  /**
+   * The load balancer: an idle worker that is not retiring, else none (the task waits in the queue).
+   * The worker a task prefers goes first when it is free; when it is not, another free worker takes
+   * the task rather than let it wait (a check then comes back `canonicalMissing` and is sent again).
+   */
   #pick(task: PiscinaTask, workers: PiscinaWorker[]): PiscinaWorker | null {
-    for (const worker of workers) {
+    const options = task[queueOptionsSymbol] as QueueOptions | null
+    const preferred = options?.prefer === undefined ? undefined : workers.find((worker) => worker.id === options.prefer)
+    for (const worker of preferred ? [preferred, ...workers] : workers) {
       if (worker.currentUsage !== 0 || worker.terminating) continue
       const state = this.#stateOf(worker)
       if (state.retiring) continue
-      const options = task[queueOptionsSymbol] as QueueOptions | null
       if (options) this.#runWorkers.set(options.runId, state)
       if (options?.lint) {
         state.lintRuns += 1
@@ -241,18 +260,18 @@ export class DocumentWorkers {
     return maxDocumentBytes(this.#memoryMb)
   }
 
-  async #run<R>(task: WorkerTask, tenant: Tenant | undefined, transferList?: ArrayBuffer[]): Promise<R> {
+  async #run<R>(task: WorkerTask, tenant: Tenant | undefined, transferList?: ArrayBuffer[], routing: Routing = {}): Promise<R> {
     // Before the task is sent: a document too large for the worker's heap could abort the process.
     assertFitsHeap(task, this.#memoryMb)
     const release = await this.#scheduler.acquire(tenant)
     try {
-      return await this.#runNow<R>(task, transferList)
+      return await this.#runNow<R>(task, transferList, routing)
     } finally {
       release()
     }
   }
 
-  async #runNow<R>(task: WorkerTask, transferList?: ArrayBuffer[]): Promise<R> {
+  async #runNow<R>(task: WorkerTask, transferList: ArrayBuffer[] | undefined, routing: Routing): Promise<R> {
     const runId = ++this.#nextRun
     const controller = new AbortController()
     let timer: NodeJS.Timeout | undefined
@@ -263,8 +282,10 @@ export class DocumentWorkers {
     let result: unknown
     try {
       const lint = task.op === 'lint' || (task.op === 'check' && task.ruleset !== undefined)
-      const options: QueueOptions = { runId, lint }
+      const options: QueueOptions = { runId, lint, ...(routing.prefer !== undefined && { prefer: routing.prefer }) }
       result = await this.#pool.run({ ...task, runId, [queueOptionsSymbol]: options }, { signal: controller.signal, transferList })
+      const ranOn = this.#runWorkers.get(runId)?.handle.id
+      if (ranOn !== undefined) routing.ranOn?.(ranOn)
     } catch (err) {
       // Piscina destroys a worker that exits or throws outside a task before it fails that worker's tasks.
       const workerEnded = this.#runWorkers.get(runId)?.handle.destroyed === true
@@ -313,11 +334,14 @@ export class DocumentWorkers {
   }
 
   /** A body given as bytes that own their whole buffer moves to the worker: it must not be read after. */
-  digest(task: Omit<DigestTask, 'op'>, tenant?: Tenant): Promise<DigestResult> {
+  async digest(task: Omit<DigestTask, 'op'>, tenant?: Tenant): Promise<DigestResult> {
     const body = task.body
     const movable = body instanceof Uint8Array && body.buffer instanceof ArrayBuffer
       && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
-    return this.#run({ ...task, op: 'digest' }, tenant, movable ? [body.buffer] : undefined)
+    let ranOn: number | undefined
+    const result = await this.#run<DigestResult>({ ...task, op: 'digest' }, tenant, movable ? [body.buffer] : undefined, { ranOn: (id) => { ranOn = id } })
+    if (!result.unchanged && ranOn !== undefined) this.#digestedBy.set(result.checksum, ranOn)
+    return result
   }
 
   /** A check with a lineage may reuse the last lint of that lineage with the same ruleset (incremental-lint.ts). */
@@ -325,7 +349,14 @@ export class DocumentWorkers {
     const { lineage, ...sent } = task
     const key = lineage !== undefined && task.ruleset ? `${lineage}\n${task.ruleset.checksum}` : undefined
     const previousLint = key === undefined ? undefined : this.#lintMemos.get(key)
-    const result: CheckResult = await this.#run({ ...sent, op: 'check', ...(previousLint && { previousLint }) }, tenant)
+    const full: SentCheckTask = { ...sent, op: 'check', ...(previousLint && { previousLint }) }
+    const holder = task.checksum === undefined ? undefined : this.#digestedBy.get(task.checksum)
+    let result: CheckResult | undefined
+    if (holder !== undefined) {
+      const { canonical: _held, ...withoutCanonical } = full
+      result = await this.#run<CheckResult>(withoutCanonical, tenant, undefined, { prefer: holder })
+    }
+    if (result === undefined || result.canonicalMissing) result = await this.#run<CheckResult>(full, tenant)
     if (key !== undefined && result.lintMemo) this.#lintMemos.set(key, result.lintMemo)
     delete result.lintMemo
     return result

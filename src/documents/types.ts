@@ -108,7 +108,13 @@ export type DigestResult =
 export interface CheckTask {
   op: 'check'
   kind: DocumentKind
+  /**
+   * The document's canonical JSON. With `checksum` (the canonical's, as its digest answered it), the
+   * pool first sends the task without it to the worker that digested the document, which still holds
+   * it; a worker that does not hold it answers `canonicalMissing`, and the task is sent again with it.
+   */
   canonical: string
+  checksum?: string
   /** Skip validation (already known valid), only lint. */
   skipValidation?: boolean
   ruleset?: RulesetInput
@@ -126,6 +132,8 @@ export interface CheckTask {
 }
 
 export interface CheckResult {
+  /** The worker's, for the pool: the task came without its canonical JSON, and this worker does not hold it. */
+  canonicalMissing?: true
   /** OpenAPI only: `openapi`, `info.title`, `info.version`. */
   summary?: { openapi: string; title: string; version: string }
   /** Present when a ruleset was given. Sorted by path, then code. */
@@ -218,4 +226,7 @@ export interface TermsTask {
   text: string
 }
 
-export type Task = DigestTask | CheckTask | LintTask | ConvertTask | BundleTask | DiffTask | TermsTask | LocateTask
+/** A check as sent to a worker: without its canonical JSON when the worker is expected to hold it (see CheckTask). */
+export type SentCheckTask = Omit<CheckTask, 'canonical'> & { canonical?: string }
+
+export type Task = DigestTask | SentCheckTask | LintTask | ConvertTask | BundleTask | DiffTask | TermsTask | LocateTask

@@ -33,7 +33,6 @@ import type {
   BundleResult,
   BundleTask,
   CheckResult,
-  CheckTask,
   ConvertResult,
   ConvertTask,
   DiffResult,
@@ -48,6 +47,7 @@ import type {
   LocateResult,
   LocateTask,
   RulesetInput,
+  SentCheckTask,
   Task,
   TaskError,
 } from './types.js'
@@ -207,7 +207,22 @@ function bodyText(body: string | Uint8Array): { text: string; asSent: boolean } 
 }
 
 export function digest(task: DigestTask): DigestResult {
-  return timed('digest', () => digestNow(task))
+  const result = timed('digest', () => digestNow(task))
+  if (!result.unchanged) lastDigested = { checksum: result.checksum, canonical: result.canonical }
+  return result
+}
+
+/**
+ * The canonical JSON of the last document this worker digested: the check that follows a digest is
+ * sent here without it (CheckTask's `checksum`), which spares copying several megabytes between the
+ * threads twice. One document only, so what the worker keeps stays small beside its heap.
+ */
+let lastDigested: { checksum: string; canonical: string } | undefined
+
+/** The canonical JSON a check task brings, or the one this worker holds for its checksum. */
+function canonicalOf(task: SentCheckTask): string | undefined {
+  if (task.canonical !== undefined) return task.canonical
+  return task.checksum !== undefined && lastDigested?.checksum === task.checksum ? lastDigested.canonical : undefined
 }
 
 function digestNow(task: DigestTask): DigestResult {
@@ -272,10 +287,12 @@ function summaryOf(doc: unknown): NonNullable<CheckResult['summary']> {
   }
 }
 
-export async function check(task: CheckTask): Promise<CheckResult> {
+export async function check(task: SentCheckTask): Promise<CheckResult> {
+  const sent = canonicalOf(task)
+  if (sent === undefined) return { canonicalMissing: true }
   const result: CheckResult = {}
   const previous = task.previousLint === undefined ? undefined : JSON.parse(task.previousLint) as LintMemo
-  const { canonical, cut } = validated(task, previous, result)
+  const { canonical, cut } = validated({ ...task, canonical: sent }, previous, result)
   const ruleset = task.ruleset
   if (ruleset) {
     const lint = await timedLint(() => relintDocument(canonical, ruleset, previous, cut))
@@ -296,7 +313,7 @@ export async function check(task: CheckTask): Promise<CheckResult> {
  * once for its validation and its re-lint: only the units the memo does not hold are validated against
  * the schema (validateOpenApi's `changedPart`), and the re-lint reuses the cut and its tree.
  */
-function validated(task: CheckTask, previous: LintMemo | undefined, result: CheckResult): { canonical: string; cut?: RelintCut } {
+function validated(task: SentCheckTask & { canonical: string }, previous: LintMemo | undefined, result: CheckResult): { canonical: string; cut?: RelintCut } {
   const doc: unknown = JSON.parse(task.canonical)
   let canonical = task.canonical
   if (task.registryDocuments && isPlainObject(doc)) {

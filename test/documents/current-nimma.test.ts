@@ -60,7 +60,34 @@ t.test('Spectral lints with nimma\'s current build, and finds what it finds with
 
 t.test('the JSONPath guard parses with the build that runs', async (t) => {
   spectral()
-  const running = (spectralRequire('nimma/legacy') as { default: unknown }).default
-  t.equal(running, (nimmaModule()('./core/index.js') as { default: unknown }).default, 'the engine Spectral runs is of the build whose parsers the guard loads')
+  const running = (spectralRequire('nimma/legacy') as { default: Engine }).default
+  t.equal(running.prototype, (nimmaModule()('./core/index.js') as { default: Engine }).default.prototype, 'the engine Spectral runs is of the build whose parsers the guard loads')
   t.match(spectralRequire.resolve('nimma'), /nimma\/dist\/cjs\/index\.js$/, 'the current build, not the legacy one')
+})
+
+t.test('each set of expressions is compiled once, for the options Spectral runs with; the findings stay the same', async (t) => {
+  spectral()
+  type Made = { query: (input: unknown, callbacks: Record<string, (scope: { path: unknown[] }) => void>) => void }
+  const Running = (spectralRequire('nimma/legacy') as { default: new (expressions: string[], options: object) => Made }).default
+  const { jsonPathPlus } = spectralRequire('nimma/fallbacks') as { jsonPathPlus: object }
+  // What Spectral's runner passes (spectral-core runner.js, `execute`).
+  const asSpectral = () => ({ fallback: jsonPathPlus, unsafe: false, output: 'auto', customShorthands: {} })
+  const first = new Running(['$.paths[*][*]', '$..enum'], asSpectral())
+  t.equal(new Running(['$.paths[*][*]', '$..enum'], asSpectral()), first, 'the same expressions: the engine made before')
+  t.not(new Running(['$..enum', '$.paths[*][*]'], asSpectral()), first, 'other expressions (or another order): another engine')
+  t.not(new Running(['$.paths[*][*]', '$..enum'], { ...asSpectral(), unsafe: true }), first, 'other options: a new engine')
+  t.ok(first instanceof Running, 'still an instance of the engine Spectral constructs')
+
+  // One engine answers query after query, each with its own input and callbacks.
+  const matched = (input: unknown) => {
+    const paths: string[] = []
+    first.query(input, { '$.paths[*][*]': (scope) => paths.push(JSON.stringify(scope.path)), '$..enum': (scope) => paths.push(JSON.stringify(scope.path)) })
+    return paths
+  }
+  t.same(matched({ paths: { '/a': { get: {} } } }), ['["paths","/a","get"]'])
+  t.same(matched({ components: { schemas: { S: { enum: [1] } } } }), ['["components","schemas","S","enum"]'])
+  t.same(matched({ paths: { '/a': { get: {} } } }), ['["paths","/a","get"]'], 'the first input again: the same matches')
+
+  const lints = [await lintDocument(document, ruleset), await lintDocument(document, ruleset)]
+  t.same(lints[1], lints[0], 'a second lint with the engines kept finds what the first found')
 })

@@ -43,6 +43,26 @@ t.test('the pool digests, checks, lints and converts; errors come back as Regist
   t.ok(workers.queueSize >= 0 && workers.utilization >= 0)
 })
 
+t.test('a check after its digest goes to the worker that holds the canonical JSON, and is sent again with it when that worker does not hold it', async (t) => {
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 30_000, memoryMb: 512, warm: false })
+  t.teardown(() => workers.close())
+  const digested = async (title: string) => {
+    const d = await workers.digest({ body: `openapi: 3.0.3\ninfo: {title: ${title}, version: "1"}\npaths: {}\n`, currentChecksum: null })
+    if (d.unchanged) throw new Error('unexpected')
+    return d
+  }
+  const a = await digested('A')
+  // The canonical JSON given here is another document's: only the worker's own copy of A's can answer "A".
+  const held = await workers.check({ kind: 'openapi', canonical: '{"openapi":"3.0.3","info":{"title":"Not sent","version":"1"},"paths":{}}', checksum: a.checksum })
+  t.same(held, { summary: { openapi: '3.0.3', title: 'A', version: '1' } }, 'the worker checked the document it digested, which was not sent again')
+  const b = await digested('B')
+  const again = await workers.check({ kind: 'openapi', canonical: a.canonical, checksum: a.checksum, ruleset: oas })
+  t.same(again.summary, { openapi: '3.0.3', title: 'A', version: '1' }, 'that worker has digested B since: A was sent again, with its canonical JSON')
+  t.notOk('canonicalMissing' in again, 'the miss stays between the pool and the worker')
+  t.ok(again.findings?.some((f) => f.code === 'info-contact'), 'and linted')
+  t.same((await workers.check({ kind: 'openapi', canonical: b.canonical, checksum: b.checksum })).summary, { openapi: '3.0.3', title: 'B', version: '1' })
+})
+
 t.test('a version checked with the lineage of the one before re-lints only what changed (the pool keeps the memo, not a worker)', async (t) => {
   const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 2, timeoutMs: 30_000, memoryMb: 512 })
   t.teardown(() => workers.close())

@@ -301,6 +301,7 @@ export class Uploads {
       ? await this.documents.check({
           kind: documentKind,
           canonical: digest.canonical,
+          checksum: digest.checksum,
           skipValidation: knownValid,
           ruleset: needsLint ? await this.rulesetInput(lint.version) : undefined,
           registryDocuments,
