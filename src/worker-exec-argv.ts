@@ -21,7 +21,7 @@ export function workerModule(own: string, name: string, execArgv: readonly strin
   return `${source.slice(0, at)}/dist/${source.slice(at + '/src/'.length)}`
 }
 
-/** `--import=tsx`, `--import tsx` (its second word) or `--loader=tsx/esm`. */
-function loadsTsx(arg: string): boolean {
+/** `--import=tsx`, `--import tsx` (its second word, or the module name alone) or `--loader=tsx/esm`. */
+export function loadsTsx(arg: string): boolean {
   return /(^|=)tsx(\/|$)/.test(arg)
 }

@@ -1,6 +1,7 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loadsTsx } from '../src/worker-exec-argv.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -19,7 +20,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export function workerExecArgv(options: { typescript?: boolean } = {}): string[] {
   const dropTsx = !options.typescript && compiledTwinsCurrent()
   const dropped = (module: string | undefined) =>
-    module !== undefined && (module.includes('@tapjs/') || (dropTsx && /^tsx(\/|$)/.test(module)))
+    module !== undefined && (module.includes('@tapjs/') || (dropTsx && loadsTsx(module)))
   const kept: string[] = []
   const args = process.execArgv
   for (let i = 0; i < args.length; i++) {

@@ -9,6 +9,7 @@
  * expressions is compiled once (compiledOnce).
  */
 import { createRequire } from 'node:module'
+import { LRUCache } from 'lru-cache'
 
 const require = createRequire(import.meta.url)
 /** Requires as spectral-core does: its copy of nimma. */
@@ -47,20 +48,14 @@ const ENGINES_KEPT = 64
  * gets a new engine, as before.
  */
 function compiledOnce(Engine: Engine): Engine {
-  const kept = new WeakMap<object, Map<string, object>>()
+  const kept = new WeakMap<object, LRUCache<string, object>>()
   function engineFor(expressions: string[], options?: EngineOptions): object {
     if (!asSpectralRuns(options)) return new Engine(expressions, options)
     let engines = kept.get(options.fallback)
-    if (!engines) kept.set(options.fallback, (engines = new Map()))
+    if (!engines) kept.set(options.fallback, (engines = new LRUCache({ max: ENGINES_KEPT })))
     const key = JSON.stringify(expressions)
     let engine = engines.get(key)
-    if (engine) {
-      engines.delete(key)
-    } else {
-      engine = new Engine(expressions, options)
-      while (engines.size >= ENGINES_KEPT) engines.delete(engines.keys().next().value as string)
-    }
-    engines.set(key, engine)
+    if (!engine) engines.set(key, (engine = new Engine(expressions, options)))
     return engine
   }
   // Called with `new` by Spectral: a constructor that returns an object gives that object.

@@ -7,6 +7,7 @@
  * gets a whole lint.
  */
 import { createHash } from 'node:crypto'
+import { lookupPointer } from './pointer.js'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type JsonObject = { [key: string]: Json }
@@ -179,17 +180,8 @@ export function documentUnits(document: unknown, canonical: string): DocumentUni
  * another `$ref` counts as missing too (a whole lint, which is never wrong).
  */
 function missingTargetReferredTwice(document: JsonObject, refs: Map<string, ParsedRef>): boolean {
-  for (const ref of refs.values()) if (ref.sites > 1 && !hasTarget(document, ref.target)) return true
+  for (const ref of refs.values()) if (ref.sites > 1 && !lookupPointer(document, ref.target).found) return true
   return false
-}
-
-function hasTarget(document: Json, target: readonly string[]): boolean {
-  let node = document
-  for (const segment of target) {
-    if (node === null || typeof node !== 'object' || !Object.prototype.hasOwnProperty.call(node, segment)) return false
-    node = (node as JsonObject)[segment]!
-  }
-  return true
 }
 
 /**

@@ -33,6 +33,7 @@ import type {
   BundleResult,
   BundleTask,
   CheckResult,
+  CheckTask,
   ConvertResult,
   ConvertTask,
   DiffResult,
@@ -313,7 +314,7 @@ export async function check(task: SentCheckTask): Promise<CheckResult> {
  * once for its validation and its re-lint: only the units the memo does not hold are validated against
  * the schema (validateOpenApi's `changedPart`), and the re-lint reuses the cut and its tree.
  */
-function validated(task: SentCheckTask & { canonical: string }, previous: LintMemo | undefined, result: CheckResult): { canonical: string; cut?: RelintCut } {
+function validated(task: CheckTask, previous: LintMemo | undefined, result: CheckResult): { canonical: string; cut?: RelintCut } {
   const doc: unknown = JSON.parse(task.canonical)
   let canonical = task.canonical
   if (task.registryDocuments && isPlainObject(doc)) {
