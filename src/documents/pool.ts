@@ -29,7 +29,7 @@ import type {
   BundleTask,
   DiffResult,
   DiffTask,
-  DigestResult,
+  DigestAnswer,
   DigestTask,
   LintMemoText,
   LintResult,
@@ -334,12 +334,12 @@ export class DocumentWorkers {
   }
 
   /** A body given as bytes that own their whole buffer moves to the worker: it must not be read after. */
-  async digest(task: Omit<DigestTask, 'op'>, tenant?: Tenant): Promise<DigestResult> {
+  async digest(task: Omit<DigestTask, 'op'>, tenant?: Tenant): Promise<DigestAnswer> {
     const body = task.body
     const movable = body instanceof Uint8Array && body.buffer instanceof ArrayBuffer
       && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
     let ranOn: number | undefined
-    const result = await this.#run<DigestResult>({ ...task, op: 'digest' }, tenant, movable ? [body.buffer] : undefined, { ranOn: (id) => { ranOn = id } })
+    const result = await this.#run<DigestAnswer>({ ...task, op: 'digest' }, tenant, movable ? [body.buffer] : undefined, { ranOn: (id) => { ranOn = id } })
     if (!result.unchanged && ranOn !== undefined) this.#digestedBy.set(result.checksum, ranOn)
     return result
   }

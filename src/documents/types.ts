@@ -76,33 +76,46 @@ export interface DigestTask {
   currentRaw?: string | null
 }
 
-export type DigestResult =
-  | { unchanged: true; checksum: string; raw?: string }
-  | {
-      unchanged: false
-      /** With a `body`: its shape and SHA-256, the key of `currentRaw` (see DigestTask). */
-      raw?: string
-      /** `sha256:` + 64 hex of the canonical JSON. */
-      checksum: string
-      format: DocumentFormat
-      /** The bytes to store: the upload's own text (YAML text, JSON text, or JSON.stringify of an object). */
-      text: string
-      /** `text` is JSON.stringify of an object (an envelope's object member): no text the client wrote. */
-      serialized?: true
-      /**
-       * The document sent was this, and was converted to OpenAPI 3 (DigestTask's `kind`): `text`, the
-       * checksum and everything after are the converted document's, in the format of the one sent.
-       */
-      convertedFrom?: ConvertedFrom
-      /** SHA-256 hex of `text` as UTF-8: names the blob together with the canonical checksum. */
-      digest: string
-      /** Canonical JSON (sorted keys, no whitespace); later steps parse this instead of the original. */
-      canonical: string
-      /** `openapi`, `info.title`, `info.version` when present (empty strings otherwise). */
-      summary: { openapi: string; title: string; version: string }
-      /** Registry schemas the document refers to (`/@org/schemas/slug/…`), when it refers to any. */
-      registryRefs?: string[]
-    }
+/**
+ * Text that crosses between threads as UTF-8 bytes, moved rather than copied: a structured clone of a
+ * string of several megabytes costs tens of milliseconds on each side, moving bytes about one.
+ */
+export type TextBytes = Uint8Array
+
+/** A digested document, `Text` being a string in the worker and TextBytes once it crossed. */
+export interface Digested<Text extends string | TextBytes> {
+  unchanged: false
+  /** With a `body`: its shape and SHA-256, the key of `currentRaw` (see DigestTask). */
+  raw?: string
+  /** `sha256:` + 64 hex of the canonical JSON. */
+  checksum: string
+  format: DocumentFormat
+  /** The bytes to store: the upload's own text (YAML text, JSON text, or JSON.stringify of an object). */
+  text: Text
+  /** `text` is JSON.stringify of an object (an envelope's object member): no text the client wrote. */
+  serialized?: true
+  /**
+   * The document sent was this, and was converted to OpenAPI 3 (DigestTask's `kind`): `text`, the
+   * checksum and everything after are the converted document's, in the format of the one sent.
+   */
+  convertedFrom?: ConvertedFrom
+  /** SHA-256 hex of `text` as UTF-8: names the blob together with the canonical checksum. */
+  digest: string
+  /** Canonical JSON (sorted keys, no whitespace); later steps parse this instead of the original. */
+  canonical: Text
+  /** `openapi`, `info.title`, `info.version` when present (empty strings otherwise). */
+  summary: { openapi: string; title: string; version: string }
+  /** Registry schemas the document refers to (`/@org/schemas/slug/…`), when it refers to any. */
+  registryRefs?: string[]
+}
+
+type Unchanged = { unchanged: true; checksum: string; raw?: string }
+
+/** A digest as the worker computes it. */
+export type DigestResult = Unchanged | Digested<string>
+
+/** A digest as the pool answers it: its texts moved to the server as bytes. */
+export type DigestAnswer = Unchanged | Digested<TextBytes>
 
 /** Step 2: validate the document as its kind and, when `ruleset` is given, lint it. */
 export interface CheckTask {
@@ -113,7 +126,7 @@ export interface CheckTask {
    * pool first sends the task without it to the worker that digested the document, which still holds
    * it; a worker that does not hold it answers `canonicalMissing`, and the task is sent again with it.
    */
-  canonical: string
+  canonical: string | TextBytes
   checksum?: string
   /** Skip validation (already known valid), only lint. */
   skipValidation?: boolean
@@ -172,7 +185,7 @@ export interface KeptResult {
 /** Lint any document with a ruleset, without validating it as OpenAPI. */
 export interface LintTask {
   op: 'lint'
-  canonical: string
+  canonical: string | TextBytes
   ruleset: RulesetInput
 }
 
@@ -209,7 +222,7 @@ export interface BundleResult {
 /** Where paths lie in a document's text as sent (positions.ts): the findings of an answer, placed. */
 export interface LocateTask {
   op: 'locate'
-  text: string
+  text: string | TextBytes
   /** The format the text was parsed as. */
   format: DocumentFormat
   paths: (string | number)[][]
@@ -227,6 +240,6 @@ export interface TermsTask {
 }
 
 /** A check as sent to a worker: without its canonical JSON when the worker is expected to hold it (see CheckTask). */
-export type SentCheckTask = Omit<CheckTask, 'canonical'> & { canonical?: string }
+export type SentCheckTask = Omit<CheckTask, 'canonical'> & { canonical?: CheckTask['canonical'] }
 
 export type Task = DigestTask | SentCheckTask | LintTask | ConvertTask | BundleTask | DiffTask | TermsTask | LocateTask

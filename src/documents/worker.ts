@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto'
  * Answers `TaskError` objects for RegistryErrors (so the code and items cross the thread boundary);
  * anything unexpected is thrown and becomes an `internal` error in the pool.
  */
+import { isAscii } from 'node:buffer'
 import { performance } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import { isMainThread, parentPort, threadId } from 'node:worker_threads'
@@ -28,6 +29,7 @@ import { encodePointer } from './pointer.js'
 import { locatePaths } from './positions.js'
 import { bundleRegistryRefs, mayHaveRegistryRefs, registryRefTargets, type RegistryDocuments } from './registry-refs.js'
 import { compileRuleset, warmRulesets } from './ruleset.js'
+import { moving, ownBytes, textOf, type Movable } from './text-bytes.js'
 import type {
   BodyShape,
   BundleResult,
@@ -38,6 +40,7 @@ import type {
   ConvertTask,
   DiffResult,
   DiffTask,
+  DigestAnswer,
   DigestResult,
   DigestTask,
   DocumentFormat,
@@ -81,7 +84,7 @@ export interface StatsMessage {
 }
 
 export type WorkerResult =
-  DigestResult | CheckResult | LintResult | ConvertResult | BundleResult | DiffResult | SearchTerms | LocateResult | { warmed: true } | TaskError
+  DigestAnswer | Movable<DigestAnswer> | CheckResult | LintResult | ConvertResult | BundleResult | DiffResult | SearchTerms | LocateResult | { warmed: true } | TaskError
 
 /** What a worker compiles and loads before its first upload needs it, in steps of at most ~0.5 s. */
 const WARM_STEPS: (() => void)[] = [() => warmOpenApi('3.0'), () => warmOpenApi('3.1'), () => warmOpenApi('3.2'), warmJsonSchema, warmRulesets]
@@ -203,14 +206,34 @@ function fromBody(body: string, shape: BodyShape): ParsedBody {
  */
 function bodyText(body: string | Uint8Array): { text: string; asSent: boolean } {
   if (typeof body === 'string') return { text: body, asSent: true }
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+  // ASCII reads the same as Latin-1, which is copied as it is: 0.4 ms for 5 MB where UTF-8 takes 19.
+  if (isAscii(bytes)) return { text: bytes.toString('latin1'), asSent: true }
   const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf
-  return { text: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8', bom ? 3 : 0), asSent: !bom }
+  return { text: bytes.toString('utf8', bom ? 3 : 0), asSent: !bom }
 }
 
 export function digest(task: DigestTask): DigestResult {
-  const result = timed('digest', () => digestNow(task))
-  if (!result.unchanged) lastDigested = { checksum: result.checksum, canonical: result.canonical }
-  return result
+  return digestKept(task).result
+}
+
+/** A digest, its canonical JSON kept for the check that follows (see lastDigested). */
+function digestKept(task: DigestTask): { result: DigestResult; sentAsStored: boolean } {
+  const digested = timed('digest', () => digestNow(task))
+  if (!digested.result.unchanged) lastDigested = { checksum: digested.result.checksum, canonical: digested.result.canonical }
+  return digested
+}
+
+/**
+ * A digest as it goes back to the pool: its texts as bytes, moved (see TextBytes). A body whose bytes
+ * are the stored text goes back as it came, not encoded again.
+ */
+function digestToMove(task: DigestTask): DigestAnswer | Movable<DigestAnswer> {
+  const { result, sentAsStored } = digestKept(task)
+  if (result.unchanged) return result
+  const text = sentAsStored && task.body instanceof Uint8Array ? ownBytes(task.body) : ownBytes(result.text)
+  const canonical = ownBytes(result.canonical)
+  return moving({ ...result, text, canonical }, [text.buffer, canonical.buffer])
 }
 
 /**
@@ -222,16 +245,16 @@ let lastDigested: { checksum: string; canonical: string } | undefined
 
 /** The canonical JSON a check task brings, or the one this worker holds for its checksum. */
 function canonicalOf(task: SentCheckTask): string | undefined {
-  if (task.canonical !== undefined) return task.canonical
+  if (task.canonical !== undefined) return textOf(task.canonical)
   return task.checksum !== undefined && lastDigested?.checksum === task.checksum ? lastDigested.canonical : undefined
 }
 
-function digestNow(task: DigestTask): DigestResult {
+function digestNow(task: DigestTask): { result: DigestResult; sentAsStored: boolean } {
   const bodyHash = task.body === undefined ? undefined : createHash('sha256').update(task.body).digest('hex')
   // The envelope flag is part of the key: the same text is another document with or without it.
   // The shape is part of the key: the same bytes can be another document read another way.
   const raw = bodyHash === undefined ? undefined : `${task.shape ?? 'document'}:${bodyHash}`
-  if (raw !== undefined && task.currentChecksum && task.currentRaw === raw) return { unchanged: true, checksum: task.currentChecksum, raw }
+  if (raw !== undefined && task.currentChecksum && task.currentRaw === raw) return unstored({ unchanged: true, checksum: task.currentChecksum, raw })
   const sent = task.body === undefined ? undefined : bodyText(task.body)
   const body = sent?.text
   const parsed = body === undefined ? fromMember(task.document) : fromBody(body, task.shape ?? 'document')
@@ -244,19 +267,22 @@ function digestNow(task: DigestTask): DigestResult {
   if (convertedFrom) assertDocumentShape(document)
   const canonical = canonicalJson(document)
   const checksum = checksumOf(canonical)
-  if (task.currentChecksum && task.currentChecksum === checksum) return { unchanged: true, checksum, ...(raw && { raw }) }
+  if (task.currentChecksum && task.currentChecksum === checksum) return unstored({ unchanged: true, checksum, ...(raw && { raw }) })
   const text = convertedFrom ? convertedText(document, parsed.format) : parsed.text ?? JSON.stringify(document)
   // A body stored as sent: unless a byte-order mark was dropped, its hash is the blob's digest.
   const asSent = !convertedFrom && parsed.text === body && sent?.asSent
   const digest = asSent && bodyHash ? bodyHash : createHash('sha256').update(text, 'utf8').digest('hex')
   // The summary costs nothing here and spares a check task when validation and lint are both cached.
   const registryRefs = mayHaveRegistryRefs(canonical) ? registryRefTargets(document) : []
-  return {
+  const result: DigestResult = {
     unchanged: false, checksum, format: parsed.format, text, digest, canonical, summary: summaryOf(document),
     ...(raw && { raw }), ...(registryRefs.length > 0 && { registryRefs }),
     ...(!convertedFrom && parsed.text === null && { serialized: true as const }), ...(convertedFrom && { convertedFrom }),
   }
+  return { result, sentAsStored: asSent === true }
 }
+
+const unstored = (result: DigestResult) => ({ result, sentAsStored: false })
 
 /** A converted document's text, in the format of the one sent: indented JSON, or YAML as reads write it. */
 function convertedText(document: unknown, format: DocumentFormat): string {
@@ -314,7 +340,7 @@ export async function check(task: SentCheckTask): Promise<CheckResult> {
  * once for its validation and its re-lint: only the units the memo does not hold are validated against
  * the schema (validateOpenApi's `changedPart`), and the re-lint reuses the cut and its tree.
  */
-function validated(task: CheckTask, previous: LintMemo | undefined, result: CheckResult): { canonical: string; cut?: RelintCut } {
+function validated(task: CheckTask & { canonical: string }, previous: LintMemo | undefined, result: CheckResult): { canonical: string; cut?: RelintCut } {
   const doc: unknown = JSON.parse(task.canonical)
   let canonical = task.canonical
   if (task.registryDocuments && isPlainObject(doc)) {
@@ -375,7 +401,7 @@ function validate(kind: DocumentKind, doc: unknown, result: CheckResult, convert
 }
 
 export async function lint(task: LintTask): Promise<LintResult> {
-  return { findings: await timedLint(() => lintDocument(task.canonical, task.ruleset)) }
+  return { findings: await timedLint(() => lintDocument(textOf(task.canonical), task.ruleset)) }
 }
 
 /** Compares two stored documents (see diff/). */
@@ -389,7 +415,7 @@ export function diff(task: DiffTask): DiffResult {
 
 /** Places the findings of an answer in the text the document was sent as (positions.ts). */
 export function locate(task: LocateTask): LocateResult {
-  return timed('locate', () => ({ positions: locatePaths(task.text, task.paths, task.format) }))
+  return timed('locate', () => ({ positions: locatePaths(textOf(task.text), task.paths, task.format) }))
 }
 
 export function convert(task: ConvertTask): ConvertResult {
@@ -415,7 +441,7 @@ export default async function run(task: WorkerTask & { runId?: number }): Promis
   try {
     switch (task.op) {
       case 'digest':
-        return digest(task)
+        return digestToMove(task)
       case 'check':
         return await check(task)
       case 'lint':

@@ -3,7 +3,7 @@
  * so tests and other runtimes can supply their own.
  */
 import type {
-  BodyShape, BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DiffResult, DiffTask, DigestResult, DigestTask, DocumentKind,
+  BodyShape, BundleResult, BundleTask, CheckResult, CheckTask, ConvertResult, ConvertTask, DiffResult, DiffTask, DigestAnswer, DigestTask, DocumentKind,
   LintResult, LintTask, LocateResult, LocateTask, TermsTask,
 } from '../documents/types.js'
 import type { SearchTerms } from '../documents/search-terms.js'
@@ -20,7 +20,7 @@ export { companionOf, type Tenant } from '../documents/fair-scheduler.js'
 type Input<T> = Omit<T, 'op'>
 
 export interface DocumentProcessor {
-  digest(task: Input<DigestTask>, tenant?: Tenant): Promise<DigestResult>
+  digest(task: Input<DigestTask>, tenant?: Tenant): Promise<DigestAnswer>
   check(task: Input<CheckTask>, tenant?: Tenant): Promise<CheckResult>
   lint(task: Input<LintTask>, tenant?: Tenant): Promise<LintResult>
   convert(task: Input<ConvertTask>, tenant?: Tenant): Promise<ConvertResult>

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import { DocumentWorkers } from '../../src/documents/pool.js'
 import { RegistryError } from '../../src/errors.js'
 import { canonicalJson } from '../../src/documents/canonical.js'
@@ -24,6 +25,8 @@ t.test('the pool digests, checks, lints and converts; errors come back as Regist
   const slice = Buffer.from(yaml)
   t.same(await workers.digest({ body: slice, currentChecksum: null }), d)
   t.equal(slice.toString(), yaml, 'a slice of a shared pool is copied, never moved')
+  t.equal(Buffer.from(d.text).toString('utf8'), yaml, 'the text to store comes back as its UTF-8 bytes')
+  t.equal(Buffer.from(d.canonical).toString('utf8'), '{"info":{"title":"Pets","version":"1"},"openapi":"3.0.3","paths":{}}', 'and the canonical JSON too')
 
   const checked = await workers.check({ kind: 'openapi', canonical: d.canonical, ruleset: oas })
   t.same(checked.summary, { openapi: '3.0.3', title: 'Pets', version: '1' })
@@ -41,6 +44,21 @@ t.test('the pool digests, checks, lints and converts; errors come back as Regist
   t.equal(invalid.status, 422)
   t.same(invalid.errors, [{ path: ['info'], message: "missing required property 'version'" }])
   t.ok(workers.queueSize >= 0 && workers.utilization >= 0)
+})
+
+t.test("a body's bytes come back as the text to store, a byte-order mark dropped, other characters kept", async (t) => {
+  const workers = new DocumentWorkers({ execArgv: workerExecArgv(), threads: 1, timeoutMs: 30_000, memoryMb: 512, warm: false })
+  t.teardown(() => workers.close())
+  const yaml = 'openapi: 3.0.3\ninfo: {title: "Café 🐈", version: "1"}\npaths: {}\n'
+  const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+  for (const [label, body] of [['as sent', Buffer.from(yaml)], ['after a byte-order mark', Buffer.from(`\ufeff${yaml}`)]] as const) {
+    const owned = new Uint8Array(body)
+    const d = await workers.digest({ body: owned, currentChecksum: null })
+    if (d.unchanged) throw new Error('unexpected')
+    t.equal(Buffer.from(d.text).toString('utf8'), yaml, `${label}: the text`)
+    t.equal(d.digest, sha256(d.text), `${label}: the blob's digest is the hash of those bytes`)
+    t.equal(Buffer.from(d.canonical).toString('utf8'), '{"info":{"title":"Café 🐈","version":"1"},"openapi":"3.0.3","paths":{}}', `${label}: the canonical JSON`)
+  }
 })
 
 t.test('a check after its digest goes to the worker that holds the canonical JSON, and is sent again with it when that worker does not hold it', async (t) => {

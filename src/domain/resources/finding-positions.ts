@@ -5,12 +5,13 @@
  * cached findings keep their path alone, since one lint result serves every text with its checksum.
  */
 import { RegistryError } from '../../errors.js'
-import type { DocumentFormat, Finding, LocatedFinding } from '../../documents/types.js'
+import type { DocumentFormat, Finding, LocatedFinding, TextBytes } from '../../documents/types.js'
 import type { DocumentProcessor, Tenant } from '../documents.js'
 
 /** The text a document was sent as, when it was sent as text (not as a JSON object in an envelope). */
 export interface SentText {
-  text: string
+  /** As a string, or as the UTF-8 bytes a digest answered. */
+  text: string | TextBytes
   format: DocumentFormat
 }
 
@@ -19,7 +20,7 @@ export interface SentText {
  * Swagger 2.0 or Postman: it then has no lines of the client's (a finding about the conversion has no
  * place in the file that was sent).
  */
-export function sentTextOf(digest: { text: string; format: DocumentFormat; serialized?: true; convertedFrom?: unknown }): SentText | undefined {
+export function sentTextOf(digest: { text: string | TextBytes; format: DocumentFormat; serialized?: true; convertedFrom?: unknown }): SentText | undefined {
   return digest.serialized || digest.convertedFrom ? undefined : { text: digest.text, format: digest.format }
 }
 

@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache'
 import { RegistryError } from '../../errors.js'
 import { parseDocumentText } from '../../documents/parse.js'
-import type { CheckResult, ConvertedFrom, DigestResult, DocumentFormat, Finding, LocatedFinding, RulesetInput } from '../../documents/types.js'
+import { bufferOf, textOf } from '../../documents/text-bytes.js'
+import type { CheckResult, ConvertedFrom, DigestAnswer, Digested, DocumentFormat, Finding, LocatedFinding, RulesetInput, TextBytes } from '../../documents/types.js'
 import type { BlobStore } from '../../storage/records.js'
 import type { ReadStores, Storage, Stores } from '../../storage/port.js'
 import type { BlockingSeverity, ResourceKind, ResourceRecord, VersionRecord, VersionSource } from '../../storage/registry-records.js'
@@ -27,10 +28,11 @@ export interface PreparedDocument {
   checksum: string
   digest: string
   format: DocumentFormat
-  text: string
-  /** `text` was serialized from a JSON object (see DigestResult). */
+  /** The bytes to store (UTF-8). */
+  text: TextBytes
+  /** `text` was serialized from a JSON object (see DigestAnswer). */
   serialized?: true
-  /** The document sent was this, and `text` is its OpenAPI 3 conversion (see DigestResult). */
+  /** The document sent was this, and `text` is its OpenAPI 3 conversion (see DigestAnswer). */
   convertedFrom?: ConvertedFrom
   summary?: { openapi: string; title: string; version: string }
   lint?: { ruleset: ResourceRecord; rulesetVersion: VersionRecord; findings: Finding[] }
@@ -55,8 +57,8 @@ export interface DryRunOutcome {
 }
 
 /** A digested upload as one side of a diff: its canonical JSON is the document. */
-function candidateSide(digest: Extract<DigestResult, { unchanged: false }>): DiffSide {
-  return { checksum: digest.checksum, text: async () => digest.canonical }
+function candidateSide(digest: Digested<TextBytes>): DiffSide {
+  return { checksum: digest.checksum, text: async () => textOf(digest.canonical) }
 }
 
 /**
@@ -195,7 +197,7 @@ export class Uploads {
    * Digests a document without comparing it to a current version (so it is never `unchanged`); as an
    * upload to `kind` (an API's converts Swagger 2.0 and Postman), or as it is (the lint route).
    */
-  private async digestNew(input: DocumentInput, kind: ResourceKind | undefined, tenant: Tenant | undefined): Promise<Extract<DigestResult, { unchanged: false }>> {
+  private async digestNew(input: DocumentInput, kind: ResourceKind | undefined, tenant: Tenant | undefined): Promise<Digested<TextBytes>> {
     const digest = await this.documents.digest({ ...input, ...(kind && { kind: DOCUMENT_KIND[kind] }), currentChecksum: null }, tenant)
     if (digest.unchanged) throw new Error('digest without currentChecksum answered unchanged')
     return digest
@@ -207,7 +209,7 @@ export class Uploads {
    * waits behind one organization's burst of them (storage lanes).
    */
   async storeBlob(prepared: PreparedDocument, lane: string): Promise<void> {
-    const { created, size } = await this.blobs.put(prepared, prepared.text)
+    const { created, size } = await this.blobs.put(prepared, bufferOf(prepared.text))
     if (created) await this.storage.transaction((tx) => tx.tallies.addBlobs(1, size), lane)
   }
 
@@ -222,7 +224,7 @@ export class Uploads {
       digest: prepared.digest,
       source,
       restored_from: null,
-      size: Buffer.byteLength(prepared.text, 'utf8'),
+      size: prepared.text.byteLength,
       format: prepared.format,
       created_at: now(),
     }
@@ -254,7 +256,7 @@ export class Uploads {
     return locateFindings(this.documents, sentTextOf(digest), await this.lintResult(version, digest, tenant), tenant)
   }
 
-  private async lintResult(version: VersionRecord, digest: Extract<DigestResult, { unchanged: false }>, tenant: Tenant | undefined): Promise<Finding[]> {
+  private async lintResult(version: VersionRecord, digest: Digested<TextBytes>, tenant: Tenant | undefined): Promise<Finding[]> {
     const cached = await this.storage.read.results.lint(version.checksum, digest.checksum)
     this.metrics.lintCache(cached !== undefined)
     if (cached) return cached
@@ -282,7 +284,7 @@ export class Uploads {
    */
   private async check(
     resource: Pick<ResourceRecord, 'kind'> & Partial<Pick<ResourceRecord, 'id' | 'organization_id'>>,
-    digest: Extract<DigestResult, { unchanged: false }>,
+    digest: Digested<TextBytes>,
     lint: LintContext | undefined,
     validated: boolean,
     tenant: Tenant | undefined,
