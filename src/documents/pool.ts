@@ -19,6 +19,7 @@ import { Piscina, queueOptionsSymbol } from 'piscina'
 import { RegistryError } from '../errors.js'
 import { defaultFairness, FairScheduler, type FairnessLimits, type Tenant } from './fair-scheduler.js'
 import { assertFitsHeap, maxDocumentBytes } from './heap-budget.js'
+import { ownsItsBuffer } from './text-bytes.js'
 import { execArgvOption, workerModule } from '../worker-exec-argv.js'
 import type {
   CheckResult,
@@ -336,8 +337,7 @@ export class DocumentWorkers {
   /** A body given as bytes that own their whole buffer moves to the worker: it must not be read after. */
   async digest(task: Omit<DigestTask, 'op'>, tenant?: Tenant): Promise<DigestAnswer> {
     const body = task.body
-    const movable = body instanceof Uint8Array && body.buffer instanceof ArrayBuffer
-      && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
+    const movable = body instanceof Uint8Array && ownsItsBuffer(body)
     let ranOn: number | undefined
     const result = await this.#run<DigestAnswer>({ ...task, op: 'digest' }, tenant, movable ? [body.buffer] : undefined, { ranOn: (id) => { ranOn = id } })
     if (!result.unchanged && ranOn !== undefined) this.#digestedBy.set(result.checksum, ranOn)

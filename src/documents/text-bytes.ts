@@ -22,10 +22,12 @@ export function moving<T extends object>(value: T, buffers: ArrayBuffer[]): Mova
  */
 export function ownBytes(value: string | Uint8Array): TextBytes & { buffer: ArrayBuffer } {
   const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value
-  if (bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) {
-    return bytes as TextBytes & { buffer: ArrayBuffer }
-  }
-  return new Uint8Array(bytes)
+  return ownsItsBuffer(bytes) ? bytes : new Uint8Array(bytes)
+}
+
+/** True when `bytes` span their whole (unshared) buffer, which can then move to another thread. */
+export function ownsItsBuffer(bytes: Uint8Array): bytes is Uint8Array & { buffer: ArrayBuffer } {
+  return bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
 }
 
 /** Bytes as a Buffer, without copying them (for writing or hashing). */

@@ -29,7 +29,7 @@ import { encodePointer } from './pointer.js'
 import { locatePaths } from './positions.js'
 import { bundleRegistryRefs, mayHaveRegistryRefs, registryRefTargets, type RegistryDocuments } from './registry-refs.js'
 import { compileRuleset, warmRulesets } from './ruleset.js'
-import { moving, ownBytes, textOf, type Movable } from './text-bytes.js'
+import { bufferOf, moving, ownBytes, textOf, type Movable } from './text-bytes.js'
 import type {
   BodyShape,
   BundleResult,
@@ -206,7 +206,7 @@ function fromBody(body: string, shape: BodyShape): ParsedBody {
  */
 function bodyText(body: string | Uint8Array): { text: string; asSent: boolean } {
   if (typeof body === 'string') return { text: body, asSent: true }
-  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+  const bytes = bufferOf(body)
   // ASCII reads the same as Latin-1, which is copied as it is: 0.4 ms for 5 MB where UTF-8 takes 19.
   if (isAscii(bytes)) return { text: bytes.toString('latin1'), asSent: true }
   const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf
