@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { RootDatabase } from 'lmdb'
 import { RegistryError } from '../../errors.js'
+import type { OpenGate } from './open-gate.js'
 import { TransactionView, type Key } from './transaction-view.js'
 
 /** How often a transaction runs before it gives up with 409 `conflict`. */
@@ -15,7 +16,7 @@ export const tooManyConflicts = (attempts: number): RegistryError =>
  * state another writer changed meanwhile (reads across awaits are not one snapshot) runs again.
  */
 export async function optimistic<T>(
-  root: RootDatabase<any, Key>, work: (view: TransactionView) => Promise<T>, attempts = DEFAULT_ATTEMPTS,
+  root: RootDatabase<any, Key>, work: (view: TransactionView) => Promise<T>, attempts = DEFAULT_ATTEMPTS, gate?: OpenGate,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const view = new TransactionView()
@@ -28,7 +29,7 @@ export async function optimistic<T>(
     }
     if (failure) {
       if (view.readsHold()) throw failure.error
-    } else if (await view.commit(root)) {
+    } else if (await (gate && view.changes ? gate.committing(() => view.commit(root)) : view.commit(root))) {
       return result as T
     }
     if (attempt >= attempts) throw tooManyConflicts(attempts)

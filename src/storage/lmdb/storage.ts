@@ -10,6 +10,7 @@ import type { Election, ReadStores, Storage, Stores } from '../port.js'
 import type { BlobStore } from '../records.js'
 import { INDEX_FILE, openEnvironment, type LmdbEnvironment } from './databases.js'
 import { LmdbMirrorJournal } from './mirror-journal.js'
+import { OpenGate } from './open-gate.js'
 import { DEFAULT_ATTEMPTS, optimistic } from './optimistic.js'
 import { LmdbKeys, LmdbOrganizations } from './organizations.js'
 import { LmdbResources } from './resources.js'
@@ -40,10 +41,13 @@ export class LmdbStorage implements Storage {
   private readonly environment: LmdbEnvironment
   private readonly listeners: ((what: { journal: boolean }) => void)[] = []
   private readonly attempts: number
+  /** Keeps this process's opening and commits apart from other processes' (open-gate.ts). */
+  private readonly gate: OpenGate
 
   /** Opens `<storage>/index` and `<storage>/blobs`. */
   constructor(private readonly directory: string, options: LmdbStorageOptions = {}) {
-    this.environment = openEnvironment(directory)
+    this.gate = OpenGate.of(directory)
+    this.environment = this.gate.opening(() => openEnvironment(directory))
     this.blobs = new FsBlobStore(directory, { cacheBytes: options.documentCacheBytes })
     this.attempts = options.attempts ?? DEFAULT_ATTEMPTS
     this.lanes = new Lanes()
@@ -69,7 +73,7 @@ export class LmdbStorage implements Storage {
     const result = await optimistic(this.environment.root, (view) => {
       journaled = false
       return work(this.stores(view, () => { journaled = true }))
-    }, this.attempts)
+    }, this.attempts, this.gate)
     for (const listener of this.listeners) listener({ journal: journaled })
     return result
   }

@@ -30,10 +30,11 @@ export class WriterLock implements Election {
   }
 
   acquire(): Promise<boolean> {
-    return Promise.resolve(this.take())
+    return Promise.resolve(this.tryAcquire())
   }
 
-  private take(): boolean {
+  /** Takes the lock if it is free or its holder is gone; answers whether this process holds it. */
+  tryAcquire(): boolean {
     if (this.held) return true
     mkdirSync(join(this.path, '..'), { recursive: true })
     for (let attempt = 0; attempt < 2; attempt++) {

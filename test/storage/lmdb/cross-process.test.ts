@@ -1,10 +1,8 @@
 import { spawn } from 'node:child_process'
-import { rmSync } from 'node:fs'
 import t from 'tap'
-import { LmdbStorage } from '../../../src/storage/lmdb/storage.js'
 import { nodeCommand, ROOT, userEnv } from '../../process/spawn.js'
-import { tempDir } from '../../temp.js'
-import { appendNext, organization, resource } from '../contract/contract.js'
+import { appendNext } from '../contract/contract.js'
+import { storageWithApi } from './with-api.js'
 
 /** Runs the fixture writer in a child process; answers the version numbers it was given. */
 function writer(storage: string, resourceId: string, count: number): Promise<number[]> {
@@ -22,18 +20,7 @@ function writer(storage: string, resourceId: string, count: number): Promise<num
 }
 
 t.test('writers in other processes and this one append to one resource: numbers 1..N, no gap, no duplicate', async (t) => {
-  const directory = tempDir()
-  const storage = new LmdbStorage(directory, { attempts: 10_000 })
-  t.teardown(async () => {
-    await storage.close()
-    rmSync(directory, { recursive: true, force: true })
-  })
-  const org = organization('acme')
-  const api = resource(org.id, 'shop')
-  await storage.transaction(async (tx) => {
-    await tx.organizations.put(org)
-    await tx.resources.create(api)
-  })
+  const { directory, storage, api } = await storageWithApi(t, { attempts: 10_000 })
   const perWriter = 30
   let running = 2
   const children = [writer(directory, api.id, perWriter), writer(directory, api.id, perWriter)]
