@@ -42,7 +42,7 @@ export interface CrashResult {
 const ENV = { REGISTRY_WORKERS: '2', REGISTRY_RATE_LIMIT: '0', LOG_LEVEL: 'info' }
 const KEY = `sk_${'crash'.repeat(8)}`
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-/** How long a round may go on past its random length for the run's first acknowledged version. */
+/** How long a round may go on past its random length for its first acknowledged version. */
 const FIRST_VERSION_WAIT_MS = 60_000
 
 export async function runCrashTest(options: CrashOptions): Promise<CrashResult> {
@@ -69,10 +69,12 @@ export async function runCrashTest(options: CrashOptions): Promise<CrashResult> 
       const stop = { stopped: false }
       const writers = Array.from({ length: clients }, () => runClient(target, ledger, random, next, stop))
       const before = ledger.writes
+      const versionsBefore = ledger.versionsAcknowledged
       await sleep(minRunMs + random() * (maxRunMs - minRunMs))
-      // Until the first version is answered, the clients go on: on a loaded machine a round can end while
-      // the server's workers are still warming up, and a run that acknowledged no version checks none.
-      for (let waited = 0; ledger.versionsAcknowledged === 0 && waited < FIRST_VERSION_WAIT_MS; waited += 50) await sleep(50)
+      // Until the round's first version is answered, the clients go on: on a loaded machine a round can end
+      // while the restarted server's workers are still warming up, and a round that acknowledged no version
+      // checks none (the result counts the last round's).
+      for (let waited = 0; ledger.versionsAcknowledged === versionsBefore && waited < FIRST_VERSION_WAIT_MS; waited += 50) await sleep(50)
       stop.stopped = true
       await server.stop('SIGKILL')
       await Promise.all(writers)
