@@ -59,10 +59,12 @@ export function installValidatorCache(): void {
     return (schema, dialect, allErrors) => {
       if (!enabled) return perDocument(schema, dialect, allErrors)
       const text = canonicalText(schema)
-      if (text === undefined || namesItself(text, dialect) || refersByUri(text)) return perDocument(schema, dialect, allErrors)
+      if (text === undefined) return perDocument(schema, dialect, allErrors)
       const key = `${dialect}\n${allErrors ? 1 : 0}\n${text}`
+      // Only a schema that names nothing and refers to nothing by URI is ever kept (a function of its text).
       let validator = validators.get(key)
       if (!validator) {
+        if (namesItself(schema, text, dialect) || refersByUri(text)) return perDocument(schema, dialect, allErrors)
         if (shared === undefined || compiled >= rotateAt) {
           shared = original()
           rotateAt = compiled + ROTATE
@@ -118,9 +120,30 @@ function canonicalText(schema: object): string | undefined {
   }
 }
 
-/** True when the schema text holds `$id` (or, in draft-04, `id`) as a member name anywhere. */
-function namesItself(text: string, dialect: string): boolean {
-  return text.includes('"$id":') || (dialect === 'draft4' && text.includes('"id":'))
+/**
+ * True when the schema text holds `$id` as a member name anywhere, or, in draft-04, when Ajv would
+ * read an `id` of it as a name (ajvIdOf). A property called `id` (`"properties":{"id":{…}}`), which
+ * half the schemas of an API have, names nothing: such schemas went to the document's own instances,
+ * compiled again at every lint with a draft-04 instance made for it (its meta-schema compiled too).
+ */
+function namesItself(schema: object, text: string, dialect: string): boolean {
+  return text.includes('"$id":') || (dialect === 'draft4' && text.includes('"id":') && hasAjvId(schema))
+}
+
+type Traverse = (schema: unknown, options: { allKeys: boolean }, visit: (schema: Record<string, unknown>) => void) => void
+let traverse: Traverse | undefined
+
+/**
+ * Whether Ajv finds a draft-04 `id` in the schema: a string `id` of the root or of an object its
+ * reading of a schema's names visits (ajv/dist/compile/resolve.js getSchemaRefs), found with the very
+ * json-schema-traverse it uses, with its `allKeys`. So an `example` object with a string `id` counts
+ * (Ajv reads it as a schema with a name), and a property called `id` does not.
+ */
+function hasAjvId(schema: object): boolean {
+  traverse ??= createRequire(createRequire(require.resolve('@stoplight/spectral-functions')).resolve('ajv'))('json-schema-traverse') as Traverse
+  let found = false
+  traverse(schema, { allKeys: true }, (visited) => { if (typeof visited.id === 'string') found = true })
+  return found
 }
 
 /**

@@ -3,6 +3,7 @@
  * findings: each document is linted with the cache off, then on (cold, then warm), and the findings must
  * be the same, with the example rules, which are what use the validators, among them.
  */
+import { createRequire } from 'node:module'
 import t from 'tap'
 import { DEFAULT_RULESET } from '../../src/documents/defaults.js'
 import { lintDocument } from '../../src/documents/lint.js'
@@ -57,6 +58,15 @@ function documents(): Record<string, unknown> {
       Thing: { $id: 'https://example.com/thing', type: 'object', properties: { n: { type: 'integer' } } },
       Kind: { $id: 'https://example.com/kind', type: 'object', properties: { kind: { enum: ['a'] } } },
     }),
+    // Draft 04 names a schema by `id`: a property called id names nothing (the cache keeps its
+    // validator); an `id` keyword of a subschema does, and so may an object Ajv reads as a schema (an
+    // `example` member of a schema) with a string id.
+    'OpenAPI 3.0: a property named id, and schemas whose example objects have a string id': base('3.0.3', {
+      '/g': { get: operation({ id: 'x', name: 'Rex' }, { $ref: '#/components/schemas/Pet' }) },
+      '/h': { get: operation({ id: 7 }, { type: 'object', properties: { id: { type: 'string' } }, example: { id: 'a' } }) },
+      '/i': { get: operation({ id: 8 }, { type: 'object', properties: { id: { type: 'string' }, n: { type: 'integer' } }, example: { id: 'a', n: 1 } }) },
+      '/j': { get: operation({ owner: 1 }, { type: 'object', properties: { owner: { id: 'urn:example:owner', type: 'object' } } }) },
+    }, { Pet: pet }),
     'a recursive schema': base('3.1.0', {
       '/tree': { get: operation({ value: 1, children: [{ value: 'two' }] }, { $ref: '#/components/schemas/Node' }) },
     }, { Node: { type: 'object', properties: { value: { type: 'integer' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } } }),
@@ -95,4 +105,38 @@ t.test('one document after another: what a kept validator says is what a new one
   for (const document of [...Object.values(documents()), ...Object.values(documents()).reverse()]) without.push(await lintDocument(JSON.stringify(document), ruleset))
   t.same(withCache.map((f) => f.map(({ code, path, message }) => ({ code, path, message }))),
     without.map((f) => f.map(({ code, path, message }) => ({ code, path, message }))))
+})
+
+t.test('OpenAPI 3.0: a schema with a property called id is kept by the cache, one with an id keyword in it is not', async (t) => {
+  t.teardown(() => useValidatorCache(true))
+  useValidatorCache(true)
+  // Every compilation of Spectral's Ajv, the document's own instances' too.
+  const require = createRequire(import.meta.url)
+  const core = (createRequire(require.resolve('@stoplight/spectral-functions'))('ajv/dist/core') as { default: { prototype: { compile: (...args: unknown[]) => unknown } } }).default.prototype
+  const compile = core.compile
+  let compilations = 0
+  core.compile = function (this: unknown, ...args: unknown[]) {
+    compilations += 1
+    return compile.apply(this, args)
+  }
+  t.teardown(() => { core.compile = compile })
+  const document = (schema: unknown) => JSON.stringify({
+    openapi: '3.0.3', info: { title: 'Ids', version: '1.0.0' },
+    paths: { '/pets': { get: operation({ id: 'not-a-number' }, schema) } },
+  })
+  const named = { type: 'object', properties: { id: { type: 'integer' } } }
+  const first = await lintDocument(document(named), ruleset)
+  t.ok(first.some((f) => f.code === 'oas3-valid-media-example'), 'the example that breaks the schema with a property called id is found')
+  compilations = 0
+  t.same(await lintDocument(document(named), ruleset), first, 'again')
+  t.equal(compilations, 0, 'and the next lint compiles nothing: the validator was kept')
+  // A draft-04 `id` keyword at a schema's place, which Spectral's example rules keep (they drop the
+  // `id` of other objects Ajv would read as schemas).
+  const sampled = { ...named, properties: { ...named.properties, owner: { id: 'urn:example:owner', type: 'object' } } }
+  const own = await lintDocument(document(sampled), ruleset)
+  compilations = 0
+  t.same(await lintDocument(document(sampled), ruleset), own, 'a schema with a draft-04 id of a subschema')
+  t.ok(compilations > 0, "is compiled again by the document's own Ajv at every lint")
+  useValidatorCache(false)
+  t.same(own, await lintDocument(document(sampled), ruleset), "with Spectral's findings")
 })
