@@ -6,7 +6,7 @@
  * key hashes exactly those; a document this cannot describe exactly is refused (with the reason) and
  * gets a whole lint.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { lookupPointer } from './pointer.js'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
@@ -53,7 +53,8 @@ export interface DocumentUnits {
 }
 
 const isPlainObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value)
-const sha256 = (text: string) => createHash('sha256').update(text).digest('base64')
+// One call a hash (no Hash object): the cut hashes a few thousand units and about as many keys.
+const sha256 = (text: string) => hash('sha256', text, 'base64')
 const unitId = (path: readonly string[]) => JSON.stringify(path)
 
 /** The unit a path lies in, FRAME, or WHOLE for a container. */
@@ -254,26 +255,87 @@ function addRef(ref: string, at: readonly string[], reaches: Set<string>, target
 
 /**
  * The key of a unit's findings: the ruleset and frame (given), the unit's path and JSON, and every unit
- * it reaches with its JSON (or its absence).
+ * it reaches with its JSON (or its absence). Units that reach one another (a strongly connected
+ * component of the `$ref` graph) reach the same units; each component's key hashes its members and
+ * the keys of the components it points to (a Merkle tree over the graph of components), so a change
+ * anywhere a unit reaches changes its key, and the graph is walked once. Listing each unit's whole
+ * closure took 54 ms on a 4.7 MB document whose schemas refer to each other deeply.
  */
 export function routeKeys(cut: DocumentUnits): Map<string, string> {
   const keys = new Map<string, string>()
-  const entries = new Map<string, string>()
-  for (const unit of cut.units.values()) entries.set(unit.id, `${unit.id}=${unit.hash}`)
-  for (const unit of cut.units.values()) {
-    const seen = new Set<string>([unit.id])
-    const stack = [...unit.reaches]
-    while (stack.length > 0) {
-      const id = stack.pop()!
-      if (seen.has(id)) continue
-      seen.add(id)
-      const reached = cut.units.get(id)
-      if (reached) stack.push(...reached.reaches)
+  const componentKeys: string[] = []
+  for (const component of stronglyConnected(cut)) {
+    const members = new Set(component)
+    const parts = component.map((id) => `${id}=${cut.units.get(id)!.hash}`).sort()
+    const outside = new Set<string>()
+    for (const id of component) {
+      for (const reached of cut.units.get(id)!.reaches) {
+        if (members.has(reached)) continue
+        const index = componentOf.get(reached)
+        outside.add(index === undefined ? `${reached}=absent` : `>${componentKeys[index]}`)
+      }
     }
-    const parts = [...seen].map((id) => entries.get(id) ?? `${id}=absent`).sort()
-    keys.set(unit.id, sha256(parts.join('\n')))
+    const key = sha256(`${parts.join('\n')}\n${[...outside].sort().join('\n')}`)
+    for (const id of component) componentOf.set(id, componentKeys.length)
+    componentKeys.push(key)
+    for (const id of component) keys.set(id, sha256(`${id}\n${key}`))
   }
-  return keys
+  componentOf.clear()
+  // In the units' order, as a memo's routes are listed.
+  return new Map([...cut.units.keys()].map((id) => [id, keys.get(id)!]))
+}
+
+/** The component (an index into routeKeys' list) of each unit, while routeKeys runs. */
+const componentOf = new Map<string, number>()
+
+/**
+ * The strongly connected components of the units' `$ref` graph (Tarjan's algorithm, without
+ * recursion), each listed after every component it reaches.
+ */
+function* stronglyConnected(cut: DocumentUnits): Generator<string[]> {
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const onStack = new Set<string>()
+  const stack: string[] = []
+  let next = 0
+  for (const root of cut.units.keys()) {
+    if (index.has(root)) continue
+    const work: { id: string; reaches: Iterator<string> }[] = []
+    const enter = (id: string) => {
+      index.set(id, next)
+      low.set(id, next)
+      next += 1
+      stack.push(id)
+      onStack.add(id)
+      work.push({ id, reaches: cut.units.get(id)!.reaches.values() })
+    }
+    enter(root)
+    while (work.length > 0) {
+      const frame = work[work.length - 1]
+      const step = frame.reaches.next()
+      if (!step.done) {
+        const reached = step.value
+        if (!cut.units.has(reached)) continue
+        if (!index.has(reached)) enter(reached)
+        else if (onStack.has(reached)) low.set(frame.id, Math.min(low.get(frame.id)!, index.get(reached)!))
+        continue
+      }
+      work.pop()
+      if (work.length > 0) {
+        const parent = work[work.length - 1].id
+        low.set(parent, Math.min(low.get(parent)!, low.get(frame.id)!))
+      }
+      if (low.get(frame.id) !== index.get(frame.id)) continue
+      const component: string[] = []
+      let id: string
+      do {
+        id = stack.pop()!
+        onStack.delete(id)
+        component.push(id)
+      } while (id !== frame.id)
+      yield component
+    }
+  }
 }
 
 /** The units a set of units reaches, transitively, those included. */
