@@ -19,14 +19,12 @@ function sortedCopy(value: unknown): unknown {
     throw UNUSUAL
   }
   if (value === null) return null
-  if (Array.isArray(value)) {
-    const copy: unknown[] = new Array(value.length)
-    for (let i = 0; i < value.length; i++) copy[i] = sortedCopy(value[i])
-    return copy
-  }
+  if (Array.isArray(value)) return sortedArray(value)
   if (Object.getPrototypeOf(value) !== Object.prototype) throw UNUSUAL
   const source = value as Record<string, unknown>
-  const keys = Object.keys(source).sort()
+  const keys = Object.keys(source)
+  if (inOrder(keys)) return sortedInPlace(source, keys)
+  keys.sort()
   const copy: Record<string, unknown> = {}
   let integerLike = false
   for (const key of keys) {
@@ -40,6 +38,50 @@ function sortedCopy(value: unknown): unknown {
     for (let i = 0; i < keys.length; i++) if (order[i] !== keys[i]) throw UNUSUAL
   }
   return copy
+}
+
+function inOrder(keys: string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1] > keys[i]) return false
+  return true
+}
+
+/**
+ * An object whose keys the engine already lists in sorted order (two objects in three of a large
+ * document, most with one key): itself when none of its members needed a copy either, which spares
+ * allocating, and collecting, most of the copy.
+ */
+function sortedInPlace(source: Record<string, unknown>, keys: string[]): unknown {
+  let copy: Record<string, unknown> | undefined
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]
+    if (key === '__proto__') throw UNUSUAL
+    const member = source[key]
+    const sorted = sortedCopy(member)
+    if (copy) {
+      copy[key] = sorted
+    } else if (sorted !== member) {
+      copy = {}
+      for (let j = 0; j < i; j++) copy[keys[j]] = source[keys[j]]
+      copy[key] = sorted
+    }
+  }
+  return copy ?? source
+}
+
+/** An array, itself when none of its items needed a copy. */
+function sortedArray(value: unknown[]): unknown[] {
+  let copy: unknown[] | undefined
+  for (let i = 0; i < value.length; i++) {
+    const item = value[i]
+    const sorted = sortedCopy(item)
+    if (copy) {
+      copy[i] = sorted
+    } else if (sorted !== item) {
+      copy = value.slice(0, i)
+      copy[i] = sorted
+    }
+  }
+  return copy ?? value
 }
 
 /**

@@ -43,6 +43,33 @@ t.test('the same text as fast-json-stable-stringify, whatever the keys and value
   t.ok(withIntegerKeys > 300, `many had integer keys (${withIntegerKeys})`)
 })
 
+t.test('values whose objects are already in sorted order, in whole or in part, and the value left as it was', async (t) => {
+  const random = seededRandom(23)
+  // Objects rebuilt with their keys inserted in sorted order: kept as they are where the engine lists
+  // them so (integer keys aside), copied where a member below is not.
+  const sortedTree = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(sortedTree)
+    if (value === null || typeof value !== 'object') return value
+    const object = value as Record<string, unknown>
+    const keys = Object.keys(object)
+    if (random() < 0.2) return Object.fromEntries(keys.map((key) => [key, sortedTree(object[key])]))
+    return Object.fromEntries(keys.sort().map((key) => [key, sortedTree(object[key])]))
+  }
+  let differing = 0
+  let changed = 0
+  for (let i = 0; i < 3000; i++) {
+    const value = sortedTree(randomValue(random, 0))
+    const before = JSON.stringify(value)
+    if (canonicalJson(value) !== stableStringify(value)) differing += 1
+    if (JSON.stringify(value) !== before) changed += 1
+  }
+  t.equal(differing, 0, 'no value of 3,000 written otherwise')
+  t.equal(changed, 0, 'and none was changed (its keys reordered, a member replaced)')
+  const shared = { b: [{ d: 1, c: 2 }], a: { x: 1 } }
+  const sorted = { a: shared.a, b: shared.b, c: { 1: 'one', 2: 'two' }, d: { 10: 'ten', 9: 'nine' } }
+  t.equal(canonicalJson(sorted), stableStringify(sorted), 'an object in order whose member is not, and integer keys either way')
+})
+
 t.test('objects the engine would order otherwise, and values that are not JSON data', async (t) => {
   const cases: [string, unknown][] = [
     ['integer keys of two lengths', { 10: 'ten', 9: 'nine', a: 1 }],
