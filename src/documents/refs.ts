@@ -12,11 +12,20 @@ export interface RefSite {
 
 /**
  * Every object member named `$ref` whose value is a string, in document order, with its path.
- * Iterative, so depth is no risk. A node's path is kept as a link to its parent's, and written out only
- * for a `$ref` (copying it for every object of a large document cost more than the walk).
+ * Iterative, so depth is no risk.
  */
 export function collectRefs(doc: unknown): RefSite[] {
   const sites: RefSite[] = []
+  forEachRef(doc, (ref, path) => sites.push({ ref, path: path() }))
+  return sites
+}
+
+/**
+ * Calls `visit` for every object member named `$ref` whose value is a string, in document order.
+ * A node's path is kept as a link to its parent's, and written out only when `path` is called
+ * (copying it for every object of a large document cost more than the walk).
+ */
+function forEachRef(doc: unknown, visit: (ref: string, path: () => PathSegment[]) => void): void {
   interface Frame {
     node: unknown
     parent: Frame | undefined
@@ -39,14 +48,13 @@ export function collectRefs(doc: unknown): RefSite[] {
     } else if (node !== null && typeof node === 'object') {
       const obj = node as Record<string, unknown>
       const keys = Object.keys(obj)
-      if (Object.prototype.hasOwnProperty.call(obj, '$ref') && typeof obj.$ref === 'string') sites.push({ ref: obj.$ref, path: pathOf(frame) })
+      if (Object.prototype.hasOwnProperty.call(obj, '$ref') && typeof obj.$ref === 'string') visit(obj.$ref, () => pathOf(frame))
       for (let i = keys.length - 1; i >= 0; i--) {
         const v = obj[keys[i]]
         if (v !== null && typeof v === 'object') stack.push({ node: v, parent: frame, key: keys[i] })
       }
     }
   }
-  return sites
 }
 
 /** Quotes a value for a message, shortened so a hostile 1 MB `$ref` does not fill the response. */
@@ -79,13 +87,9 @@ export function checkOpenApiRefs(doc: unknown): ProblemItem[] {
   const problems: ProblemItem[] = []
   let anchors: Set<string> | undefined
   const follow = (ref: string): string[] | null => fragmentSegments(ref)
-  for (const site of collectRefs(doc)) {
-    if (problems.length >= MAX_PROBLEMS) break
-    const { ref, path } = site
-    if (!ref.startsWith('#')) {
-      problems.push({ path, message: externalRefMessage(ref) })
-      continue
-    }
+  /** What is wrong with a `$ref`, or undefined when it resolves. */
+  const problemOf = (ref: string): string | undefined => {
+    if (!ref.startsWith('#')) return externalRefMessage(ref)
     const raw = ref.slice(1)
     if (raw !== '' && !raw.startsWith('/') && !raw.startsWith('%2F') && !raw.startsWith('%2f')) {
       anchors ??= collectAnchors(doc)
@@ -95,17 +99,22 @@ export function checkOpenApiRefs(doc: unknown): ProblemItem[] {
       } catch {
         /* keep raw */
       }
-      if (!anchors.has(name)) problems.push({ path, message: `unresolved $ref ${quote(ref)}: no $anchor named ${quote(name)}` })
-      continue
+      return anchors.has(name) ? undefined : `unresolved $ref ${quote(ref)}: no $anchor named ${quote(name)}`
     }
     const segments = fragmentSegments(ref)
-    if (segments === null) {
-      problems.push({ path, message: `unresolved $ref ${quote(ref)}: not a valid JSON pointer` })
-      continue
-    }
+    if (segments === null) return `unresolved $ref ${quote(ref)}: not a valid JSON pointer`
     const found = lookupPointer(doc, segments, follow)
-    if (!found.found) problems.push({ path, message: `unresolved $ref ${quote(ref)}: ${found.reason}` })
+    return found.found ? undefined : `unresolved $ref ${quote(ref)}: ${found.reason}`
   }
+  // A document writes the same few references thousands of times (14,531 sites, 3,031 references, in
+  // a 4.7 MB one): each is looked up once.
+  const verdicts = new Map<string, string | undefined>()
+  forEachRef(doc, (ref, path) => {
+    if (problems.length >= MAX_PROBLEMS) return
+    let message = verdicts.get(ref)
+    if (message === undefined && !verdicts.has(ref)) verdicts.set(ref, (message = problemOf(ref)))
+    if (message !== undefined) problems.push({ path: path(), message })
+  })
   return problems
 }
 

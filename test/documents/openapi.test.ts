@@ -224,3 +224,18 @@ t.test('$refs with hostile pointers do not reach prototypes', async (t) => {
   t.equal(refs.length, 4, JSON.stringify(refs))
   t.ok(refs.every((p) => /^unresolved/.test(p.message)))
 })
+
+t.test('a broken $ref written at several places is reported at each, a good one at none', async (t) => {
+  const missing = { $ref: '#/components/responses/Nope' }
+  const good = { $ref: '#/components/responses/Ok' }
+  const doc = openapi30({
+    paths: {
+      '/a': { get: { responses: { 200: good, 404: missing } } },
+      '/b': { get: { responses: { 200: good, 404: missing } } },
+    },
+    components: { responses: { Ok: { description: 'ok' } } },
+  })
+  const refs = validateOpenApi(doc).problems.filter((p) => /\$ref/.test(p.message))
+  t.same(refs.map((p) => p.path), [['paths', '/a', 'get', 'responses', '404'], ['paths', '/b', 'get', 'responses', '404']])
+  t.ok(refs.every((p) => p.message === "unresolved $ref '#/components/responses/Nope': 'Nope' does not exist"))
+})
