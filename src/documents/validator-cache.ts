@@ -122,7 +122,7 @@ function canonicalText(schema: object): string | undefined {
 
 /**
  * True when the schema text holds `$id` as a member name anywhere, or, in draft-04, when Ajv would
- * read an `id` of it as a name (ajvIdOf). A property called `id` (`"properties":{"id":{…}}`), which
+ * read an `id` of it as a name (hasAjvId). A property called `id` (`"properties":{"id":{…}}`), which
  * half the schemas of an API have, names nothing: such schemas went to the document's own instances,
  * compiled again at every lint with a draft-04 instance made for it (its meta-schema compiled too).
  */
