@@ -31,6 +31,9 @@ const KEPT = 5000
 const ROTATE = 1000
 
 const require = createRequire(import.meta.url)
+let spectralRequire: NodeJS.Require | undefined
+/** `require` as Spectral's functions have it: their copy of Ajv, and from there what that Ajv loads. */
+const requireFromSpectral = (): NodeJS.Require => (spectralRequire ??= createRequire(require.resolve('@stoplight/spectral-functions')))
 const validators = new LRUCache<string, Validator>({ max: KEPT })
 let enabled = true
 let installed = false
@@ -102,8 +105,7 @@ let compilingShared = false
  * (Spectral's copy of Ajv: every dialect's class extends its core).
  */
 function compileSharedUnoptimized(): void {
-  const spectralRequire = createRequire(require.resolve('@stoplight/spectral-functions'))
-  const core = (spectralRequire('ajv/dist/core') as { default: { prototype: AjvCore } }).default.prototype
+  const core = (requireFromSpectral()('ajv/dist/core') as { default: { prototype: AjvCore } }).default.prototype
   const compile = core.compile
   core.compile = function (this: AjvCore, schema: unknown, meta?: boolean) {
     if (compilingShared) this.opts.code.optimize = 0
@@ -140,7 +142,7 @@ let traverse: Traverse | undefined
  * (Ajv reads it as a schema with a name), and a property called `id` does not.
  */
 function hasAjvId(schema: object): boolean {
-  traverse ??= createRequire(createRequire(require.resolve('@stoplight/spectral-functions')).resolve('ajv'))('json-schema-traverse') as Traverse
+  traverse ??= createRequire(requireFromSpectral().resolve('ajv'))('json-schema-traverse') as Traverse
   let found = false
   traverse(schema, { allKeys: true }, (visited) => { if (typeof visited.id === 'string') found = true })
   return found

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import type { Election } from '../port.js'
 
 /** This machine's boot: a lock written by another boot or machine is stale whatever its process id. */
-const BOOT = (() => {
+export const BOOT = (() => {
   try {
     return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
   } catch {

@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { OpenGate } from '../../../src/storage/lmdb/open-gate.js'
+import { BOOT } from '../../../src/storage/lmdb/writer-lock.js'
 import { nodeCommand, ROOT, userEnv } from '../../process/spawn.js'
 import { tempDir } from '../../temp.js'
 import { appendNext } from '../contract/contract.js'
@@ -51,8 +52,7 @@ t.test('a gate left by a process that is gone (killed in a commit) does not keep
   const directory = tempDir()
   t.teardown(() => rmSync(directory, { recursive: true, force: true }))
   const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString()
-  const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
   mkdirSync(join(directory, 'index'), { recursive: true })
-  writeFileSync(join(directory, 'index', 'open.lock'), `${gone} ${boot}`)
+  writeFileSync(join(directory, 'index', 'open.lock'), `${gone} ${BOOT}`)
   t.ok((await openElsewhere(directory).opened) > 0, 'opened')
 })
